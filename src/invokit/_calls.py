@@ -1,0 +1,232 @@
+"""A tool call as a model asked for it, and the result the model reads back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from invokit._canonical import canonical_json
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """One call a model made: which tool, with which arguments, in which conversation."""
+
+    id: str
+    """The provider's call id; results are matched to calls by it."""
+    name: str
+    """The tool's name as the registry knows it."""
+    arguments: str | Mapping[str, Any] = "{}"
+    """The arguments as the model sent them: JSON text or an already-parsed mapping."""
+    session_id: str | None = None
+    """The conversation or user session, for session-scoped approvals and audit."""
+    turn_id: str | None = None
+    """The model turn that made the call."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Host data that travels with the call (never shown to the tool as arguments)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments
+            if isinstance(self.arguments, str)
+            else dict(self.arguments),
+        }
+        if self.session_id is not None:
+            data["session_id"] = self.session_id
+        if self.turn_id is not None:
+            data["turn_id"] = self.turn_id
+        if self.metadata:
+            data["metadata"] = self.metadata
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data.get("arguments", "{}"),
+            session_id=data.get("session_id"),
+            turn_id=data.get("turn_id"),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+    def to_json(self) -> str:
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> ToolCall:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextPart:
+    """Plain text for the model."""
+
+    type: ClassVar[Literal["text"]] = "text"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JsonPart:
+    """A JSON value for the model (rendered as JSON text by providers that lack a JSON part)."""
+
+    type: ClassVar[Literal["json"]] = "json"
+    value: Any
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ImagePart:
+    """An image, base64-encoded."""
+
+    type: ClassVar[Literal["image"]] = "image"
+    data: str
+    mime_type: str = "image/png"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResourceLink:
+    """A pointer to a resource the host can fetch (a file, an artifact, a URL)."""
+
+    type: ClassVar[Literal["resource_link"]] = "resource_link"
+    uri: str
+    name: str | None = None
+    mime_type: str | None = None
+    description: str | None = None
+
+
+ContentPart: TypeAlias = TextPart | JsonPart | ImagePart | ResourceLink
+
+
+def part_to_dict(part: ContentPart) -> dict[str, Any]:
+    """The JSON form of a content part, with its ``type``."""
+    data: dict[str, Any] = {"type": part.type}
+    for name in part.__dataclass_fields__:
+        value = getattr(part, name)
+        if value is not None:
+            data[name] = value
+    return data
+
+
+def part_from_dict(data: Mapping[str, Any]) -> ContentPart:
+    """Rebuild a content part from :func:`part_to_dict`'s output."""
+    kind = data.get("type")
+    values = {k: v for k, v in data.items() if k != "type"}
+    if kind == "text":
+        return TextPart(**values)
+    if kind == "json":
+        return JsonPart(**values)
+    if kind == "image":
+        return ImagePart(**values)
+    if kind == "resource_link":
+        return ResourceLink(**values)
+    raise ValueError(f"unknown content part type {kind!r}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ErrorInfo:
+    """Why a call failed: a ``kind`` to branch on and a message for the model."""
+
+    kind: str
+    """``not_found``, ``invalid_arguments``, ``denied``, ``approval_denied``, ``timeout``,
+    ``cancelled``, ``execution_failed``, ``output_too_large``, ``retry`` and others."""
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """What the model reads back for one call. An error is a result too (``is_error``)."""
+
+    call_id: str
+    name: str
+    content: tuple[ContentPart, ...] = ()
+    """Parts for the model, in order."""
+    structured: Any = None
+    """The JSON value the tool returned (matches the output schema on success)."""
+    is_error: bool = False
+    error: ErrorInfo | None = None
+    duration: float = 0.0
+    """Seconds from the start of the pipeline to the result."""
+    truncated: bool = False
+    """The content was cut to the output limit."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Host data (sandbox used, artifact handle, approval id); not for the model."""
+
+    @property
+    def text(self) -> str:
+        """All text parts joined by newlines (JSON parts rendered as JSON)."""
+        out: list[str] = []
+        for part in self.content:
+            if isinstance(part, TextPart):
+                out.append(part.text)
+            elif isinstance(part, JsonPart):
+                out.append(json.dumps(part.value, ensure_ascii=False))
+        return "\n".join(out)
+
+    @classmethod
+    def failure(
+        cls,
+        call: ToolCall,
+        kind: str,
+        message: str,
+        *,
+        structured: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ToolResult:
+        """An error result for ``call`` with one text part carrying ``message``."""
+        return cls(
+            call_id=call.id,
+            name=call.name,
+            content=(TextPart(text=message),),
+            structured=structured,
+            is_error=True,
+            error=ErrorInfo(kind=kind, message=message),
+            metadata=metadata or {},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "call_id": self.call_id,
+            "name": self.name,
+            "content": [part_to_dict(p) for p in self.content],
+            "is_error": self.is_error,
+        }
+        if self.structured is not None:
+            data["structured"] = self.structured
+        if self.error is not None:
+            data["error"] = self.error.to_dict()
+        if self.duration:
+            data["duration"] = self.duration
+        if self.truncated:
+            data["truncated"] = True
+        if self.metadata:
+            data["metadata"] = self.metadata
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
+        error = data.get("error")
+        return cls(
+            call_id=data["call_id"],
+            name=data["name"],
+            content=tuple(part_from_dict(p) for p in data.get("content", ())),
+            structured=data.get("structured"),
+            is_error=bool(data.get("is_error", False)),
+            error=ErrorInfo(**error) if error else None,
+            duration=float(data.get("duration", 0.0)),
+            truncated=bool(data.get("truncated", False)),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+    def to_json(self) -> str:
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> ToolResult:
+        return cls.from_dict(json.loads(text))

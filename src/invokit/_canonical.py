@@ -1,0 +1,21 @@
+"""Canonical JSON: one byte-exact text per value, for fingerprints and argument hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+_encoder = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Serialize ``value`` with sorted keys and no whitespace, so equal values give equal text."""
+    return _encoder.encode(value)
+
+
+def canonical_hash(value: Any) -> str:
+    """The SHA-256 (hex) of :func:`canonical_json`; key order and whitespace never change it."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,32 @@
+"""Every tool of a registry under ``prefix.name``."""
+
+from __future__ import annotations
+
+from invokit._spec import ToolName
+from invokit.registry._base import Registry
+from invokit.registry._view import RenamedTool
+from invokit.registry._wrapper import WrapperRegistry
+from invokit.tools._base import Tool
+
+
+class PrefixedRegistry(WrapperRegistry):
+    """Lists ``prefix.name`` for each inner tool; ``get`` strips the prefix and delegates."""
+
+    def __init__(self, inner: Registry, prefix: str) -> None:
+        super().__init__(inner)
+        self.prefix = str(ToolName(prefix))
+        self._views: dict[str, RenamedTool] = {}
+
+    def _compute_names(self) -> tuple[str, ...]:
+        return tuple(f"{self.prefix}.{name}" for name in self.inner.names())
+
+    def get(self, name: str) -> Tool | None:
+        if not name.startswith(self.prefix + "."):
+            return None
+        found = self.inner.get(name[len(self.prefix) + 1 :])
+        if found is None:
+            return None
+        view = self._views.get(name)
+        if view is None or view.inner is not found:
+            view = self._views[name] = RenamedTool(found, name)
+        return view

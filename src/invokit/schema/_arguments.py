@@ -1,0 +1,245 @@
+"""Parsing and validating a call's arguments against a tool's input schema.
+
+Strict JSON first (no NaN/Infinity, no duplicate keys, no lone surrogates, bounded nesting, an
+object at the top), then JSON Schema through a validator compiled once per schema. Every problem
+comes back with its JSON pointer in one :class:`~invokit.exceptions.InvalidArguments`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import jiter
+import jsonschema_rs
+
+from invokit.exceptions import (
+    ArgumentIssue,
+    InvalidArguments,
+    InvalidToolDefinition,
+    MalformedArguments,
+)
+
+DEFAULT_MAX_DEPTH = 64
+_POSITION = re.compile(r" at line (\d+) column (\d+)$")
+_STRICT_INT = "x-invokit-strict-integer"
+
+
+class _StrictInteger:
+    """Custom keyword: refuse ``1.0`` where the schema says integer (strict typing)."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        self.on = bool(value)
+
+    def validate(self, instance: Any) -> None:
+        if self.on and isinstance(instance, float):
+            raise ValueError(f"{instance!r} is a number with a fraction part; write an integer")
+
+
+def compile_schema(
+    schema: Mapping[str, Any], *, strict: bool = False, tool: str | None = None
+) -> Any:
+    """Check ``schema`` against its meta-schema and compile it; raise at definition time if bad."""
+    try:
+        jsonschema_rs.meta.validate(dict(schema))
+    except jsonschema_rs.ValidationError as exc:
+        raise InvalidToolDefinition(
+            f"input schema is not valid JSON Schema: {exc.message}", tool=tool
+        ) from None
+    except jsonschema_rs.ReferencingError as exc:
+        raise InvalidToolDefinition(
+            f"input schema has an unresolvable $schema: {exc}", tool=tool
+        ) from None
+    target = _mark_integers(schema) if strict else schema
+    try:
+        return jsonschema_rs.validator_for(
+            dict(target),
+            keywords={_STRICT_INT: _StrictInteger} if strict else None,
+            retriever=_refuse_remote,
+        )
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        raise InvalidToolDefinition(f"input schema cannot be compiled: {exc}", tool=tool) from None
+
+
+def _refuse_remote(uri: str) -> Any:
+    # Defining or validating a tool never does I/O (AgentsKit T10): remote $refs are refused.
+    raise ValueError(f"remote $ref {uri!r} is not fetched; inline it or use $defs")
+
+
+def _mark_integers(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {k: _mark_integers(v) for k, v in node.items()}
+        kind = node.get("type")
+        if kind == "integer" or (isinstance(kind, list) and "integer" in kind):
+            out[_STRICT_INT] = True
+        return out
+    if isinstance(node, list):
+        return [_mark_integers(v) for v in node]
+    return node
+
+
+class ArgumentValidator:
+    """Parses and validates arguments for one schema; build once, use for every call.
+
+    Args:
+        schema: the tool's input schema (an object schema).
+        strict: refuse ``1.0`` for integer fields (JSON Schema itself accepts it).
+        max_depth: the deepest nesting of arrays and objects accepted.
+    """
+
+    __slots__ = ("_validator", "max_depth", "schema", "strict")
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        strict: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        tool: str | None = None,
+    ) -> None:
+        self.schema = schema
+        self.strict = strict
+        self.max_depth = max_depth
+        self._validator = compile_schema(schema, strict=strict, tool=tool)
+
+    def __call__(self, arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+        """Return the arguments as a dict, or raise ``MalformedArguments``/``InvalidArguments``."""
+        value = parse_arguments(arguments, max_depth=self.max_depth)
+        if not self._validator.is_valid(value):
+            raise InvalidArguments(self.issues(value))
+        return value
+
+    def issues(self, value: Any) -> list[ArgumentIssue]:
+        """Every schema violation in ``value``, each with its JSON pointer."""
+        found = [_issue(error) for error in self._validator.iter_errors(value)]
+        found.sort(key=lambda issue: issue.path)
+        return found
+
+
+def parse_arguments(
+    arguments: str | bytes | Mapping[str, Any], *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> dict[str, Any]:
+    """Parse arguments strictly into a dict; never turns bad input into ``{}``."""
+    if isinstance(arguments, Mapping):
+        value: Any = dict(arguments)
+        _check_value(value, max_depth)
+    else:
+        if isinstance(arguments, str):
+            try:
+                data = arguments.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise MalformedArguments(
+                    "the text holds a lone surrogate", position=exc.start
+                ) from None
+        elif isinstance(arguments, bytes | bytearray):
+            data = bytes(arguments)
+        else:
+            raise MalformedArguments(
+                f"arguments must be JSON text or an object, not {type(arguments).__name__}"
+            )
+        try:
+            value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
+        except ValueError as exc:
+            raise _malformed(str(exc), data) from None
+        # A text shorter than twice the bound cannot nest deeper than it.
+        if len(data) > 2 * max_depth and _depth(value) > max_depth:
+            raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
+    if not isinstance(value, dict):
+        raise InvalidArguments(
+            [
+                ArgumentIssue(
+                    path="",
+                    message="arguments must be a JSON object",
+                    expected="object",
+                    actual=_short(value),
+                )
+            ]
+        )
+    return value
+
+
+def _malformed(message: str, data: bytes) -> MalformedArguments:
+    match = _POSITION.search(message)
+    if match is None:
+        return MalformedArguments(message)
+    line, column = int(match.group(1)), int(match.group(2))
+    reason = message[: match.start()]
+    if "duplicate key" in reason.lower():
+        reason = reason.replace("Detected duplicate key", "duplicate key")
+    lines = data.split(b"\n")
+    offset = sum(len(chunk) + 1 for chunk in lines[: line - 1]) + column - 1
+    if reason == "expected value" and data[offset : offset + 9].lstrip(b"-+").startswith(
+        (b"NaN", b"Inf")
+    ):
+        reason = "NaN and Infinity are not JSON numbers"
+    return MalformedArguments(f"{reason} (line {line}, column {column})", position=offset)
+
+
+def _check_value(value: Any, max_depth: int, depth: int = 1) -> None:
+    if depth > max_depth + 1:
+        raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise MalformedArguments(f"object key {key!r} is not a string")
+            _check_text(key)
+            _check_value(item, max_depth, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_value(item, max_depth, depth + 1)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise MalformedArguments(
+                f"{value} is not a JSON number (NaN and Infinity are not allowed)"
+            )
+    elif isinstance(value, str):
+        _check_text(value)
+    elif not (value is None or isinstance(value, bool | int)):
+        raise MalformedArguments(f"a value of type {type(value).__name__} is not JSON")
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedArguments("a string holds a lone surrogate") from None
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _issue(error: Any) -> ArgumentIssue:
+    pointer = "".join(
+        "/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.instance_path
+    )
+    keyword = str(error.schema_path[-1]) if error.schema_path else None
+    return ArgumentIssue(
+        path=pointer,
+        message=error.message,
+        expected=_expected(keyword, error),
+        actual=_short(error.instance),
+    )
+
+
+def _expected(keyword: str | None, error: Any) -> str | None:
+    if keyword is None:
+        return None
+    kind = getattr(error, "kind", None)
+    for attr in ("types", "limit", "expected", "pattern", "options"):
+        found = getattr(kind, attr, None)
+        if found is not None:
+            return f"{keyword}: {found!r}"
+    return keyword
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

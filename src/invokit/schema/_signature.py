@@ -1,0 +1,194 @@
+"""Schemas from a typed Python function: the input object, the output, and argument conversion."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from invokit.exceptions import InvalidToolDefinition
+from invokit.schema._docstrings import ParsedDocstring, parse_docstring
+
+_PLAIN_LEAVES: frozenset[Any] = frozenset({str, bool, float, Any, object, type(None), None})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FunctionSignature:
+    """What a tool needs to know about its function, read once."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    description: str
+    context_param: str | None
+    """The parameter that receives the ToolContext, if any."""
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None
+    """Turns validated JSON arguments into the function's typed keyword arguments;
+    ``None`` when they are already the right Python values."""
+
+
+def read_signature(fn: Callable[..., Any], *, tool: str, context_type: type) -> FunctionSignature:
+    """Build the input and output schemas of ``fn`` from its hints and docstring."""
+    from pydantic import (
+        ConfigDict,
+        Field,
+        TypeAdapter,
+        create_model,
+    )  # heavy: only when a spec is built
+
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except (
+        Exception
+    ) as exc:  # a hint that cannot be resolved is a definition error, not a crash later
+        raise InvalidToolDefinition(f"type hints cannot be resolved: {exc}", tool=tool) from None
+    doc = parse_docstring(inspect.getdoc(fn))
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    plain = True
+    int_params: list[str] = []
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if _is_context(annotation, context_type):
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise InvalidToolDefinition(
+                f"*args and **kwargs cannot be tool parameters ({param.name})", tool=tool
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            raise InvalidToolDefinition(
+                f"positional-only parameter {param.name!r} cannot be passed by name", tool=tool
+            )
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, _field(Field, default, doc, param.name))
+        if _base(annotation) is int:
+            int_params.append(param.name)
+        elif not _is_plain(annotation):
+            plain = False
+    model = create_model(
+        _model_name(tool),
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        **fields,
+    )
+    try:
+        schema = model.model_json_schema()
+    except Exception as exc:
+        raise InvalidToolDefinition(f"parameters have no JSON Schema: {exc}", tool=tool) from None
+    _strip_titles(schema)
+    schema.pop("description", None)
+    schema.setdefault("properties", {})
+    output_schema = _output_schema(hints.get("return", inspect.Signature.empty), TypeAdapter, tool)
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    if not plain:
+        adapter = TypeAdapter(model)
+
+        def convert(args: dict[str, Any]) -> dict[str, Any]:
+            instance = adapter.validate_python(args)
+            return {name: getattr(instance, name) for name in args}
+
+    elif int_params:
+        convert = _int_converter(tuple(int_params))
+    return FunctionSignature(
+        input_schema=schema,
+        output_schema=output_schema,
+        description=doc.description,
+        context_param=context_param,
+        convert=convert,
+    )
+
+
+def _field(field_factory: Any, default: Any, doc: ParsedDocstring, name: str) -> Any:
+    description = doc.params.get(name)
+    if description:
+        return field_factory(default, description=description)
+    return field_factory(default)
+
+
+def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    # JSON Schema accepts 1.0 for an integer; the function still gets an int.
+    def convert(args: dict[str, Any]) -> dict[str, Any]:
+        for name in names:
+            value = args.get(name)
+            if type(value) is float:
+                args[name] = int(value)
+        return args
+
+    return convert
+
+
+def _output_schema(annotation: Any, adapter_type: Any, tool: str) -> dict[str, Any] | None:
+    if annotation is inspect.Signature.empty or annotation in (None, type(None), Any):
+        return None
+    origin = get_origin(annotation)
+    if origin in (typing.AsyncIterator, typing.AsyncGenerator) or str(origin).endswith(
+        ("AsyncIterator'>", "AsyncGenerator'>")
+    ):
+        args = get_args(annotation)
+        if not args or args[0] is Any:
+            return None
+        annotation = args[0]
+    try:
+        schema: dict[str, Any] = adapter_type(annotation).json_schema(mode="serialization")
+    except Exception as exc:
+        raise InvalidToolDefinition(f"return type has no JSON Schema: {exc}", tool=tool) from None
+    _strip_titles(schema)
+    return schema
+
+
+def _is_context(annotation: Any, context_type: type) -> bool:
+    base = _base(annotation)
+    if base is context_type:
+        return True
+    if get_origin(base) in (Union, types.UnionType):
+        members = [m for m in get_args(base) if m is not type(None)]
+        return len(members) == 1 and members[0] is context_type
+    return False
+
+
+def _base(annotation: Any) -> Any:
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
+def _is_plain(annotation: Any) -> bool:
+    """True when validated JSON already is the Python value the function expects."""
+    annotation = _base(annotation)
+    if annotation in _PLAIN_LEAVES:
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return all(isinstance(v, str | bool) for v in get_args(annotation))
+    if origin in (Union, types.UnionType):
+        return all(_is_plain(m) for m in get_args(annotation))
+    if origin in (list, dict) or annotation in (list, dict):
+        args = get_args(annotation)
+        if origin is dict and args and _base(args[0]) is not str:
+            return False
+        return all(_is_plain(a) for a in args)
+    return False
+
+
+def _strip_titles(node: Any) -> None:
+    # pydantic adds a title to every property; they only repeat the name and cost tokens.
+    if isinstance(node, dict):
+        node.pop("title", None)
+        for key, value in node.items():
+            if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+                for prop in value.values():
+                    _strip_titles(prop)
+            elif key != "default":
+                _strip_titles(value)
+    elif isinstance(node, list):
+        for item in node:
+            _strip_titles(item)
+
+
+def _model_name(tool: str) -> str:
+    return (
+        "".join(part.capitalize() for part in tool.replace("-", "_").replace(".", "_").split("_"))
+        + "Args"
+    )
