@@ -1,0 +1,235 @@
+"""Fetch one URL: every hop guarded and pinned, redirects followed by hand, size and time capped."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, NoReturn
+
+import anyio
+import httpx
+
+from invokit.builtin.http._content import content_kind, render_body
+from invokit.builtin.http._guard import UrlGuard
+from invokit.builtin.http._transport import PinnedBackend, PinnedTransport
+from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
+
+__all__ = ["FetchResult", "Fetcher"]
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Headers the transport owns; letting a model set them would smuggle requests or hosts.
+_RESERVED_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"}
+)
+# Credentials that must not follow a redirect to another origin.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+_NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FetchResult:
+    """What a fetch returns to the model."""
+
+    status: int
+    """The final response's HTTP status."""
+    url: str
+    """The final URL, after redirects."""
+    content_type: str
+    """The final response's ``Content-Type`` (empty when absent)."""
+    text: str
+    """The body: readable text for HTML, the text itself, or base64 when ``encoding`` says so."""
+    truncated: bool
+    """The body was cut at the byte limit."""
+    redirects: list[str] = field(default_factory=list)
+    """Every URL redirected from, in order."""
+    title: str | None = None
+    """The page title for HTML rendered as text."""
+    encoding: Literal["text", "base64"] = "text"
+    """How ``text`` holds the body."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fetcher:
+    """Fetches URLs through a :class:`UrlGuard`, one pinned connection pool per call."""
+
+    guard: UrlGuard
+    """Checks every URL, the first and each redirect target."""
+    methods: tuple[str, ...] = ("GET",)
+    """HTTP methods the model may use (upper case)."""
+    max_bytes: int = 1_000_000
+    """Most body bytes read (after content decoding); the rest is cut off while streaming."""
+    timeout: float = 30.0
+    """Seconds for the whole fetch, every hop and the body included."""
+    max_redirects: int = 5
+    """Most redirects followed before the fetch fails."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Headers sent with every request (a ``User-Agent``, an API key for an allowed host)."""
+    verify: ssl.SSLContext | bool = True
+    """TLS verification: ``True`` for the system/certifi roots, or a context of your own."""
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        body: str | None = None,
+        raw: bool = False,
+    ) -> FetchResult:
+        """Fetch ``url`` and render its body.
+
+        Raises:
+            AccessDenied: the method or a URL on the way is refused.
+            RetryWithFeedback: the call itself is malformed (a bad header, a body on GET).
+            ToolFailed: the network, a timeout, too many redirects or a binary body.
+        """
+        method = method.upper()
+        if method not in self.methods:
+            raise AccessDenied(
+                f"method {method} is not allowed; allowed: {', '.join(self.methods)}",
+                data={"url": url, "reason": "method", "method": method},
+            )
+        if body is not None and method in _NO_BODY_METHODS:
+            raise RetryWithFeedback(f"a {method} request has no body; leave 'body' out")
+        sent = _merge_headers(self.headers, headers or {})
+        try:
+            start = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise RetryWithFeedback(f"invalid URL {url!r}: {exc}") from None
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self._run(start, method, sent, body, raw)
+        except TimeoutError:
+            raise ToolFailed(
+                f"fetching {url} took longer than {self.timeout:g} s",
+                data={"url": url, "reason": "timeout"},
+            ) from None
+
+    async def _run(
+        self, url: httpx.URL, method: str, headers: dict[str, str], body: str | None, raw: bool
+    ) -> FetchResult:
+        backend = PinnedBackend()
+        transport = PinnedTransport(backend, ssl_context=self._ssl_context())
+        redirects: list[str] = []
+        async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=None) as client:
+            while True:
+                backend.pin(await self.guard.check(url))
+                request = client.build_request(
+                    method, url, headers=headers, content=None if body is None else body.encode()
+                )
+                response = await _send(client, request)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code not in _REDIRECTS or not location:
+                        return await self._finish(response, url, redirects, raw)
+                finally:
+                    await response.aclose()
+                redirects.append(str(url))
+                if len(redirects) > self.max_redirects:
+                    raise ToolFailed(
+                        f"more than {self.max_redirects} redirects",
+                        data={"url": redirects[0], "reason": "redirects", "redirects": redirects},
+                    )
+                target = _join(url, location)
+                if response.status_code == 303 or (
+                    response.status_code in (301, 302) and method == "POST"
+                ):
+                    method, body = "GET", None
+                if _origin(target) != _origin(url):
+                    headers = {
+                        k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS
+                    }
+                url = target
+
+    async def _finish(
+        self, response: httpx.Response, url: httpx.URL, redirects: list[str], raw: bool
+    ) -> FetchResult:
+        content_type = response.headers.get("content-type", "")
+        kind = content_kind(content_type)
+        if kind == "binary" and not raw:
+            _refuse_binary(str(url), content_type)
+        data, truncated = await _read_capped(response, self.max_bytes)
+        rendered = render_body(
+            data, kind=kind, charset=response.charset_encoding, raw=raw, url=str(url)
+        )
+        if rendered is None:
+            _refuse_binary(str(url), content_type or "unknown")
+        return FetchResult(
+            status=response.status_code,
+            url=str(url),
+            content_type=content_type,
+            text=rendered.text,
+            truncated=truncated,
+            redirects=redirects,
+            title=rendered.title,
+            encoding=rendered.encoding,
+        )
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        if isinstance(self.verify, ssl.SSLContext):
+            return self.verify
+        return httpx.create_ssl_context(verify=self.verify, trust_env=False)
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    try:
+        return await client.send(request, stream=True, follow_redirects=False)
+    except httpx.TransportError as exc:
+        raise ToolFailed(
+            f"cannot fetch {request.url}: {exc or type(exc).__name__}",
+            data={"url": str(request.url), "reason": "network"},
+        ) from None
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                # Stop reading here: the rest of the body never leaves the socket buffer.
+                return b"".join(chunks)[:limit], True
+    except httpx.HTTPError as exc:
+        raise ToolFailed(
+            f"reading {response.url} failed: {exc or type(exc).__name__}",
+            data={"url": str(response.url), "reason": "network"},
+        ) from None
+    return b"".join(chunks), False
+
+
+def _merge_headers(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    bad = sorted(
+        name
+        for name in extra
+        if name.lower() in _RESERVED_HEADERS or name.lower().startswith("proxy-")
+    )
+    if bad:
+        raise RetryWithFeedback(f"these headers are set by the tool and may not be given: {bad}")
+    merged = dict(base)
+    merged.update(extra)
+    return merged
+
+
+def _join(url: httpx.URL, location: str) -> httpx.URL:
+    try:
+        return url.join(location)
+    except httpx.InvalidURL as exc:
+        raise ToolFailed(
+            f"{url} redirected to an invalid URL {location!r}: {exc}",
+            data={"url": str(url), "reason": "redirect_target"},
+        ) from None
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def _refuse_binary(url: str, content_type: str) -> NoReturn:
+    raise ToolFailed(
+        f"{url} returned binary content ({content_type}); call again with raw=true "
+        "to receive it base64-encoded",
+        data={"url": url, "reason": "binary", "content_type": content_type},
+    )
