@@ -1,0 +1,82 @@
+"""What a policy says about a call, and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+Verdict: TypeAlias = Literal["allow", "deny", "ask"]
+
+RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+"""Deny beats ask beats allow: the stricter verdict wins when two subjects disagree."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """A policy's verdict on one call."""
+
+    verdict: Verdict
+    """``allow`` runs the call, ``ask`` needs a person's approval, ``deny`` refuses it."""
+    reason: str
+    """Why, in words a model and a person can read."""
+    rule: str | None = None
+    """The rule that decided, as written; ``None`` when the policy's default decided."""
+
+    @classmethod
+    def allow(cls, reason: str = "", rule: str | None = None) -> Decision:
+        return cls(verdict="allow", reason=reason, rule=rule)
+
+    @classmethod
+    def deny(cls, reason: str = "", rule: str | None = None) -> Decision:
+        return cls(verdict="deny", reason=reason, rule=rule)
+
+    @classmethod
+    def ask(cls, reason: str = "", rule: str | None = None) -> Decision:
+        return cls(verdict="ask", reason=reason, rule=rule)
+
+    @property
+    def allowed(self) -> bool:
+        return self.verdict == "allow"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleMatch:
+    """A rule that matched some part of a call, whether or not it decided."""
+
+    rule: str
+    """The rule as written."""
+    verdict: Verdict
+    """The list it is in."""
+    subject: str | None
+    """The request it matched (``file_read .env``), or ``None`` for the call as a whole."""
+    decisive: bool
+    """Whether this match produced the call's decision."""
+    standing: bool = False
+    """A standing "approve always" rule."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Explanation:
+    """Which rule decided a call, and which others matched but lost."""
+
+    tool: str
+    decision: Decision
+    matches: tuple[RuleMatch, ...]
+    """Every rule that matched, in the order deny, ask, standing allow, allow."""
+    default: Verdict
+    """What this tool gets when no rule matches."""
+    default_used: bool
+    """Whether the default decided (for at least the decisive subject)."""
+
+    def render(self) -> str:
+        """A few lines for a terminal: the decision first, then each matching rule."""
+        decided_by = f"rule {self.decision.rule!r}" if self.decision.rule else "the default"
+        lines = [f"{self.tool}: {self.decision.verdict} by {decided_by}: {self.decision.reason}"]
+        for match in self.matches:
+            mark = "*" if match.decisive else "-"
+            on = f" on {match.subject}" if match.subject else ""
+            kind = "allow always" if match.standing else match.verdict
+            lines.append(f"  {mark} {kind} {match.rule!r} matched{on}")
+        if not self.matches:
+            lines.append(f"  no rule matched; the default for this tool is {self.default}")
+        return "\n".join(lines)
