@@ -1,0 +1,127 @@
+"""Running one process: closed stdin, capped streaming output, a deadline, a whole-tree kill.
+
+Both output streams are read as they are produced, keeping at most ``max_output`` bytes of each
+and counting the rest, which is read and dropped so the child never blocks on a full pipe and
+memory stays bounded however much it writes. When the deadline passes, or the caller is
+cancelled, or the program exits leaving others behind, ``kill_tree`` is called; it runs under a
+shielded scope so that cancellation cannot leave processes running.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+__all__ = ["KillTree", "ProcessOutcome", "run_process"]
+
+# After the program exits and its leftovers are killed, how long the pipes may take to drain.
+_DRAIN_GRACE = 2.0
+
+KillTree = Callable[[int, bool], object]
+"""Kills the tree of the process ``pid``; the flag says whether ``pid`` is still unreaped."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessOutcome:
+    """How a process run ended and what it wrote."""
+
+    returncode: int | None
+    """The exit status as :mod:`subprocess` reports it (negative: killed by that signal)."""
+    stdout: bytes
+    """The first ``max_output`` bytes of standard output."""
+    stderr: bytes
+    """The first ``max_output`` bytes of standard error."""
+    stdout_total: int
+    """How many bytes the process wrote to standard output in all."""
+    stderr_total: int
+    """How many bytes the process wrote to standard error in all."""
+    timed_out: bool
+    """Whether the deadline passed and the process tree was killed."""
+    duration: float
+    """Seconds from start to the end of the run."""
+
+
+class _Capture:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.total = 0
+
+    async def pump(self, stream: ByteReceiveStream) -> None:
+        async for chunk in stream:
+            self.total += len(chunk)
+            room = self.limit - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    time_limit: float | None,
+    max_output: int,
+    kill_tree: KillTree,
+    pass_fds: Sequence[int] = (),
+) -> ProcessOutcome:
+    """Run ``argv`` to completion or deadline.
+
+    Args:
+        argv: the program and its arguments (no shell).
+        env: the whole environment of the process.
+        cwd: where it starts.
+        time_limit: seconds before the tree is killed; ``None`` for no deadline.
+        max_output: bytes kept per stream.
+        kill_tree: kills the process and everything it started.
+        pass_fds: descriptors the process inherits.
+
+    Raises:
+        OSError: the program could not be started.
+    """
+    started = time.monotonic()
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+    )
+    out, err = _Capture(max_output), _Capture(max_output)
+    try:
+        with anyio.move_on_after(math.inf if time_limit is None else time_limit) as deadline:
+            async with anyio.create_task_group() as group:
+                assert process.stdout is not None
+                assert process.stderr is not None
+                group.start_soon(out.pump, process.stdout)
+                group.start_soon(err.pump, process.stderr)
+                await process.wait()
+                # The program is done; nothing it started may outlive the call (or hold the
+                # pipes open and keep us reading).
+                kill_tree(process.pid, False)
+                # Whatever still holds the pipes and escaped the kill must not hang the call.
+                group.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                kill_tree(process.pid, True)
+            await process.wait()
+            await process.aclose()
+    return ProcessOutcome(
+        returncode=process.returncode,
+        stdout=bytes(out.kept),
+        stderr=bytes(err.kept),
+        stdout_total=out.total,
+        stderr_total=err.total,
+        timed_out=deadline.cancelled_caught,
+        duration=time.monotonic() - started,
+    )

@@ -1,0 +1,125 @@
+"""Bubblewrap: finding it, and the argv that wraps a command in it.
+
+The sandbox shows the command a read-only view of the system directories, the root folder
+(writable or read-only), a private ``/tmp``, fresh ``/dev`` and ``/proc``, and nothing else of
+the host's files. It gets new PID, IPC and UTS namespaces, no network unless allowed, a new
+session (no terminal injection) and dies with its parent. Killing bwrap's first process ends the
+PID namespace, and the kernel then kills everything inside it, ``setsid`` or not.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["BwrapStatus", "bwrap_argv", "find_bwrap", "read_bwrap_status"]
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+"""Host directories shown read-only inside the sandbox (symlinks, as on merged-/usr, stay links)."""
+
+_PROBE_TIMEOUT = 10.0
+
+
+@functools.cache
+def find_bwrap() -> str | None:
+    """The path of a bubblewrap that can actually create a sandbox here, or ``None``.
+
+    Being installed is not enough (user namespaces may be disabled, a container may forbid
+    mounts), so a trivial sandbox is started once per process and the answer is cached.
+    """
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    probe = [found, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"]
+    probe += ["--die-with-parent", "--new-session", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if done.returncode == 0 else None
+
+
+def bwrap_argv(
+    bwrap: str,
+    command: Sequence[str],
+    *,
+    root: Path,
+    cwd: Path,
+    writable: bool,
+    network: bool,
+    expose: Sequence[Path] = (),
+    status_fd: int | None = None,
+) -> list[str]:
+    """The argv that runs ``command`` inside a sandbox.
+
+    Args:
+        bwrap: the bubblewrap executable.
+        command: the program (an absolute path visible inside) and its arguments.
+        root: the folder the command may work in; shown at the same path inside.
+        cwd: where the command starts (inside ``root``).
+        writable: whether ``root`` is writable inside.
+        network: whether the host's network is shared.
+        expose: more host paths to show read-only (a toolchain outside the system dirs).
+        status_fd: a file descriptor for bubblewrap's JSON status (child pid, exit code).
+    """
+    argv = [bwrap]
+    for system_path in SYSTEM_PATHS:
+        path = Path(system_path)
+        if path.is_symlink():
+            argv += ["--symlink", os.readlink(path), system_path]
+        elif path.is_dir():
+            argv += ["--ro-bind", system_path, system_path]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for extra in expose:
+        argv += ["--ro-bind", str(extra), str(extra)]
+    argv += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if network:
+        # resolv.conf is often a link into /run, which is otherwise not shown.
+        argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    else:
+        argv += ["--unshare-net"]
+    argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
+    return [*argv, "--", *command]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BwrapStatus:
+    """What bubblewrap reported about the command it ran."""
+
+    child_pid: int | None
+    """The host pid of the sandbox's first process, once bubblewrap created it."""
+    exit_code: int | None
+    """The command's exit code (128 + N when killed by signal N); ``None`` when the command
+    never ran or bubblewrap was killed first, so a sandbox that failed to set up shows here."""
+
+
+def read_bwrap_status(text: str) -> BwrapStatus:
+    """Parse the JSON objects bubblewrap wrote to its status descriptor.
+
+    Bubblewrap writes one object per line: ``{"child-pid": N, ...}`` as soon as it has created
+    the sandbox's first process (before setting the sandbox up), and ``{"exit-code": N}`` when
+    the command ends.
+    """
+    child_pid: int | None = None
+    exit_code: int | None = None
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get("child-pid"), int):
+            child_pid = record["child-pid"]
+        if isinstance(record.get("exit-code"), int):
+            exit_code = record["exit-code"]
+    return BwrapStatus(child_pid=child_pid, exit_code=exit_code)

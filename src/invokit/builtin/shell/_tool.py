@@ -1,0 +1,131 @@
+"""``shell(...)``: the toolset holding one ``shell`` tool built from :class:`ShellSettings`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from invokit.builtin.shell._command import parse_command
+from invokit.builtin.shell._execute import SandboxMode, ShellOutput, ShellSettings, execute
+from invokit.builtin.shell._rules import AllowList
+from invokit.exceptions import InvalidToolDefinition, RetryWithFeedback
+from invokit.permissions import PermissionRequest, ShellExec
+from invokit.registry import ToolRegistry
+from invokit.tools import tool
+
+__all__ = ["shell"]
+
+# The executor's own deadline is a backstop: the tool's timeout fires first and kills the
+# process tree, so the model gets the output and ``timed_out`` instead of a bare timeout.
+_EXECUTOR_MARGIN = 10.0
+
+CommandArg = Annotated[
+    list[str] | str,
+    Field(
+        description="The program and its arguments as a list of strings (preferred), or one "
+        "string split into words like a shell would, which must not use any shell syntax "
+        "(no pipes, redirections, variables, globs, ';' or '&&')."
+    ),
+]
+CwdArg = Annotated[str, Field(description="Working directory, relative to the root folder.")]
+
+
+def shell(
+    *,
+    allow: Iterable[str],
+    root: str | os.PathLike[str],
+    sandbox: SandboxMode = "auto",
+    timeout: float = 30.0,
+    max_output: int = 100_000,
+    env: Mapping[str, str] | None = None,
+    pass_env: Iterable[str] = (),
+    network: bool = False,
+    writable: bool = True,
+    expose: Iterable[str | os.PathLike[str]] = (),
+    name: str = "shell",
+) -> ToolRegistry:
+    """A toolset with one tool that runs allowed programs, without a shell, in a sandbox.
+
+    Args:
+        allow: allow rules such as ``"git status"``, ``"git diff *"``, ``"ls *"``; a command
+            runs only if one matches (see the shell tool docs for the rule syntax).
+        root: the folder commands run in; the only place a sandboxed command can write.
+        sandbox: ``"auto"`` uses bubblewrap when it works here and says in each result when
+            it did not; ``"required"`` refuses to run without it; ``"off"`` never uses it.
+        timeout: seconds before a command and every process it started are killed.
+        max_output: bytes kept of each of stdout and stderr; the rest is read and dropped.
+        env: variables to set for every command, over the small fixed base environment.
+        pass_env: names of host variables to copy into the command's environment.
+        network: whether sandboxed commands may use the network.
+        writable: whether sandboxed commands may write in the root (also sets the hints).
+        expose: more host folders to show read-only inside the sandbox (a toolchain).
+        name: the tool's name.
+
+    Raises:
+        InvalidToolDefinition: no allow rule, a malformed rule, or an unusable option.
+    """
+    if sandbox not in ("auto", "required", "off"):
+        raise InvalidToolDefinition("sandbox must be 'auto', 'required' or 'off'", sandbox)
+    if timeout <= 0 or max_output < 0:
+        raise InvalidToolDefinition("timeout must be positive and max_output not negative")
+    resolved_root = Path(os.path.realpath(root))
+    if resolved_root == Path("/"):
+        raise InvalidToolDefinition("the shell tool's root cannot be '/'", str(root))
+    settings = ShellSettings(
+        allow=AllowList(allow),
+        root=resolved_root,
+        sandbox=sandbox,
+        timeout=timeout,
+        max_output=max_output,
+        env=dict(env or {}),
+        pass_env=tuple(pass_env),
+        network=network,
+        writable=writable,
+        expose=tuple(Path(os.path.realpath(path)) for path in expose),
+    )
+    env_keys = tuple(sorted(settings.environment()))
+
+    def permissions(args: Mapping[str, Any]) -> Iterable[PermissionRequest]:
+        command = args["command"]
+        try:
+            argv = parse_command(command)
+        except RetryWithFeedback:
+            # Refused when the call runs; the policy still sees what was asked, unsplit.
+            argv = (command,) if isinstance(command, str) else tuple(command)
+        return [ShellExec(argv=argv, cwd=args.get("cwd", "."), env_keys=env_keys)]
+
+    @tool(
+        name=name,
+        description=_description(settings),
+        read_only=False,
+        destructive=writable,
+        idempotent=False,
+        open_world=network,
+        tags=("shell",),
+        category="shell",
+        timeout=timeout + _EXECUTOR_MARGIN,
+        permissions=permissions,
+        metadata={"sandbox": sandbox, "network": network, "writable": writable},
+    )
+    async def run(command: CommandArg, cwd: CwdArg = ".") -> ShellOutput:
+        return await execute(settings, command, cwd)
+
+    return ToolRegistry([run])
+
+
+def _description(settings: ShellSettings) -> str:
+    rules = ", ".join(f"`{rule.text}`" for rule in settings.allow.rules)
+    access = "read and write" if settings.writable else "read"
+    network = "with" if settings.network else "without"
+    return (
+        "Run one allowed program with arguments, directly, not through a shell: there are no "
+        "pipes, redirections, variables or globs. "
+        f"Allowed commands (a final * allows any further arguments): {rules}. "
+        f"The program runs in the root folder (it can {access} files there), {network} network "
+        f"access, and is killed after {settings.timeout:g} seconds. Returns the exit code, "
+        "stdout and stderr; a non-zero exit is reported as an error with the output."
+    )
