@@ -5,17 +5,18 @@ from __future__ import annotations
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, NoReturn
+from typing import NoReturn
 
 import anyio
 import httpx
 
 from invokit.builtin.http._content import content_kind, render_body
 from invokit.builtin.http._guard import UrlGuard
+from invokit.builtin.http._result import FetchResult
 from invokit.builtin.http._transport import PinnedBackend, PinnedTransport
 from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
 
-__all__ = ["FetchResult", "Fetcher"]
+__all__ = ["Fetcher"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Headers the transport owns; letting a model set them would smuggle requests or hosts.
@@ -25,28 +26,6 @@ _RESERVED_HEADERS = frozenset(
 # Credentials that must not follow a redirect to another origin.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FetchResult:
-    """What a fetch returns to the model."""
-
-    status: int
-    """The final response's HTTP status."""
-    url: str
-    """The final URL, after redirects."""
-    content_type: str
-    """The final response's ``Content-Type`` (empty when absent)."""
-    text: str
-    """The body: readable text for HTML, the text itself, or base64 when ``encoding`` says so."""
-    truncated: bool
-    """The body was cut at the byte limit."""
-    redirects: list[str] = field(default_factory=list)
-    """Every URL redirected from, in order."""
-    title: str | None = None
-    """The page title for HTML rendered as text."""
-    encoding: Literal["text", "base64"] = "text"
-    """How ``text`` holds the body."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
