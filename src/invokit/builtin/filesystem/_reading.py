@@ -1,0 +1,186 @@
+"""The read-only operations: read a file, list a directory, match a glob, stat an entry.
+
+Blocking functions over a :class:`~._jail.Jail`; the tools run them in worker threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from datetime import UTC, datetime
+
+from invokit.builtin.filesystem._globbing import compile_glob
+from invokit.builtin.filesystem._jail import Jail, entry_kind
+from invokit.builtin.filesystem._paths import display, split_relative
+from invokit.builtin.filesystem._results import (
+    FileContent,
+    FileStat,
+    GlobMatch,
+    GlobResult,
+    Listing,
+    ListingEntry,
+)
+from invokit.builtin.filesystem._walk import walk
+from invokit.exceptions import RetryWithFeedback, ToolFailed
+
+__all__ = ["glob_paths", "list_directory", "read_file", "stat_entry"]
+
+_SKIP_CHUNK = 1 << 20
+
+
+def read_file(
+    jail: Jail,
+    path: str,
+    *,
+    offset: int = 1,
+    limit: int | None = None,
+    max_bytes: int,
+    binary: bool = False,
+) -> FileContent:
+    """Read lines ``offset`` … ``offset + limit - 1`` of a text file, at most ``max_bytes`` of them.
+
+    Raises:
+        RetryWithFeedback: the file holds NUL bytes and ``binary`` was not asked for, or the
+            offset is past the end.
+    """
+    parts = split_relative(path)
+    shown = display(parts)
+    fd, status = jail.open_file(parts)
+    with open(fd, "rb") as handle:
+        if binary:
+            if offset != 1 or limit is not None:
+                raise RetryWithFeedback("offset and limit count lines; leave them out with binary")
+            data = handle.read(max_bytes)
+            return FileContent(
+                path=shown,
+                content=base64.b64encode(data).decode("ascii"),
+                encoding="base64",
+                start_line=1,
+                end_line=1,
+                total_lines=None,
+                truncated=status.st_size > len(data),
+                next_offset=None,
+                size=status.st_size,
+            )
+        head, skipped = _skip_lines(handle, offset - 1)
+        if skipped < offset - 1 or (offset > 1 and not head and not handle.peek(1)):
+            raise RetryWithFeedback(
+                f"offset {offset} is past the end of {shown!r}, which has {skipped} lines",
+                data={"path": shown, "lines": skipped},
+            )
+        want = max(min(status.st_size, max_bytes) + 1 - len(head), 0)
+        data = head[: max_bytes + 1] + handle.read(want)
+        at_end = not handle.peek(1) if len(data) <= max_bytes else False
+    if b"\x00" in data:
+        raise RetryWithFeedback(
+            f"{shown!r} looks binary (it holds NUL bytes); pass binary=true to get it as base64",
+            data={"path": shown},
+        )
+    truncated = len(data) > max_bytes
+    if truncated:
+        data = data[:max_bytes]
+        cut = data.rfind(b"\n")
+        if cut >= 0:
+            data = data[: cut + 1]  # whole lines only, unless one line is longer than the cap
+    if limit is not None:
+        data, more_in_data = _first_lines(data, limit)
+        if more_in_data:
+            truncated, at_end = False, False
+    text = data.decode("utf-8", "replace")
+    count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    end_line = offset + count - 1
+    finished = at_end and not truncated
+    return FileContent(
+        path=shown,
+        content=text,
+        start_line=offset,
+        end_line=end_line,
+        total_lines=end_line if finished else None,
+        truncated=truncated,
+        next_offset=None if finished else end_line + 1,
+        size=status.st_size,
+    )
+
+
+def _skip_lines(handle: io.BufferedReader, count: int) -> tuple[bytes, int]:
+    """Consume ``count`` lines; return the bytes read past them and how many were skipped."""
+    skipped = 0
+    while skipped < count:
+        chunk = handle.read(_SKIP_CHUNK)
+        if not chunk:
+            return b"", skipped
+        found = chunk.count(b"\n")
+        if skipped + found < count:
+            skipped += found
+            continue
+        position = -1
+        for _ in range(count - skipped):
+            position = chunk.index(b"\n", position + 1)
+        return chunk[position + 1 :], count
+    return b"", skipped
+
+
+def _first_lines(data: bytes, limit: int) -> tuple[bytes, bool]:
+    """The first ``limit`` lines of ``data``, and whether anything was left over."""
+    position = -1
+    for _ in range(limit):
+        position = data.find(b"\n", position + 1)
+        if position < 0:
+            return data, False
+    rest = data[position + 1 :]
+    return data[: position + 1], bool(rest)
+
+
+def list_directory(
+    jail: Jail, path: str, *, recursive: bool, max_depth: int, max_entries: int
+) -> Listing:
+    """The entries of a directory, sorted, descending ``max_depth`` levels when recursive."""
+    parts = split_relative(path)
+    entries: list[ListingEntry] = []
+    truncated = False
+    for found in walk(jail, parts, max_depth=max_depth if recursive else 1):
+        if len(entries) == max_entries:
+            truncated = True
+            break
+        size = found.entry.stat(follow_symlinks=False).st_size if found.kind == "file" else None
+        entries.append(ListingEntry(path=found.path, type=found.kind, size=size))
+    return Listing(path=display(parts), entries=tuple(entries), truncated=truncated)
+
+
+def glob_paths(jail: Jail, pattern: str, path: str, *, max_results: int) -> GlobResult:
+    """Every entry below ``path`` whose root-relative path matches ``pattern``, sorted."""
+    base = split_relative(path)
+    if not _is_directory(jail, base):
+        raise ToolFailed(f"{display(base)!r} is not a directory", kind="not_a_directory")
+    glob = compile_glob(pattern, base)
+    matches: list[GlobMatch] = []
+    try:
+        for found in walk(jail, glob.start, max_depth=glob.max_depth):
+            if glob.matches(found.path):
+                matches.append(GlobMatch(path=found.path, type=found.kind))
+    except ToolFailed as error:
+        # A literal directory in the pattern that is missing just matches nothing.
+        if error.kind not in ("not_found", "not_a_directory"):
+            raise
+    matches.sort(key=lambda match: match.path)
+    return GlobResult(
+        pattern=pattern, matches=tuple(matches[:max_results]), truncated=len(matches) > max_results
+    )
+
+
+def _is_directory(jail: Jail, parts: tuple[str, ...]) -> bool:
+    return entry_kind(jail.lstat(parts).st_mode) == "directory"
+
+
+def stat_entry(jail: Jail, path: str) -> FileStat:
+    """What the entry at ``path`` is; a final link is described, not followed."""
+    parts = split_relative(path)
+    status = jail.lstat(parts)
+    return FileStat(
+        path=display(parts),
+        type=entry_kind(status.st_mode),
+        size=status.st_size,
+        modified=datetime.fromtimestamp(status.st_mtime, UTC).isoformat(),
+        mode=oct(status.st_mode & 0o7777),
+        links=status.st_nlink,
+    )

@@ -1,0 +1,371 @@
+"""``filesystem(root)``: the ``fs.*`` tools, rooted at one directory.
+
+Every tool resolves its paths through one shared :class:`~._jail.Jail`, declares the permission
+requests a policy decides on before anything happens, and runs its blocking work in a worker
+thread. Writing tools cancel cleanly: the old file stays intact and no temporary file remains.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from pydantic import Field
+
+from invokit._spec import OutputLimit
+from invokit.builtin.filesystem._cancel import StopSignal, run_cancellable
+from invokit.builtin.filesystem._jail import Jail
+from invokit.builtin.filesystem._paths import display, split_relative
+from invokit.builtin.filesystem._reading import glob_paths, list_directory, read_file, stat_entry
+from invokit.builtin.filesystem._results import (
+    DeleteResult,
+    EditResult,
+    FileContent,
+    FileStat,
+    GlobResult,
+    Listing,
+    MkdirResult,
+    MoveResult,
+    SearchResult,
+    WriteResult,
+)
+from invokit.builtin.filesystem._search import Engine, SearchQuery, search
+from invokit.builtin.filesystem._writing import (
+    delete_entry,
+    edit_file,
+    make_directory,
+    move_entry,
+    write_file,
+)
+from invokit.exceptions import AccessDenied
+from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
+from invokit.registry import ToolRegistry
+from invokit.tools import FunctionTool, tool
+
+__all__ = ["filesystem"]
+
+T = TypeVar("T")
+
+Offset = Annotated[int, Field(ge=1)]
+Count = Annotated[int, Field(ge=1)]
+Depth = Annotated[int, Field(ge=1, le=64)]
+ResultCap = Annotated[int, Field(ge=1, le=1000)]
+
+_READ_TAGS = ("fs", "read")
+_WRITE_TAGS = ("fs", "write")
+
+
+def filesystem(
+    root: str | os.PathLike[str],
+    *,
+    writable: bool = True,
+    namespace: str = "fs",
+    max_read_bytes: int = 100_000,
+    max_entries: int = 1000,
+    allow_hard_links: bool = False,
+    search_engine: Engine = "auto",
+    output_limit: OutputLimit | None = None,
+) -> ToolRegistry:
+    """The filesystem toolset: ``fs.read``, ``fs.list``, ``fs.glob``, ``fs.search``, ``fs.stat``,
+    and, when ``writable``, ``fs.write``, ``fs.edit``, ``fs.move``, ``fs.delete``, ``fs.mkdir``.
+
+    Paths the model gives are relative to ``root``; nothing outside it is ever read, written or
+    reached, whatever links, hard links, special files or races are in the tree. Defining the
+    toolset does no I/O: the root is resolved and opened on the first call.
+
+    Args:
+        root: the directory the tools work in (a symbolic link to it is resolved once).
+        writable: include the tools that change files.
+        namespace: prefix of the tool names.
+        max_read_bytes: most bytes ``read`` returns in one call; it says where to continue.
+        max_entries: most entries ``list`` and ``glob`` return.
+        allow_hard_links: read and replace files that have several hard links (off: such a
+            file may be the same as one outside the root).
+        search_engine: ``auto`` uses ripgrep when installed; ``python`` never runs it;
+            ``ripgrep`` requires it.
+        output_limit: the output limit of every tool (``None``: the executor's).
+    """
+    if max_read_bytes < 1 or max_entries < 1:
+        raise ValueError("max_read_bytes and max_entries must be positive")
+    jail = Jail(root, allow_hard_links=allow_hard_links)
+    factory = _Factory(namespace=namespace, output_limit=output_limit)
+    reader = factory.reader
+
+    @reader("read", permissions=lambda a: [FileRead(path=_norm(a["path"]))])
+    async def read(
+        path: str, offset: Offset = 1, limit: Count | None = None, binary: bool = False
+    ) -> FileContent:
+        """Read a text file, or a range of its lines.
+
+        Returns at most a fixed number of bytes, cut at a line end; when the file goes on,
+        ``next_offset`` is where to continue. Files with NUL bytes are refused unless
+        ``binary`` is set.
+
+        Args:
+            path: the file, relative to the root directory.
+            offset: the first line to return (1-based).
+            limit: how many lines to return (default: as many as fit).
+            binary: return the file's first bytes base64-encoded, even if it is not text.
+        """
+        call = functools.partial(
+            read_file,
+            jail,
+            path,
+            offset=offset,
+            limit=limit,
+            max_bytes=max_read_bytes,
+            binary=binary,
+        )
+        return await _abandonable(call)
+
+    @reader("list", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    async def list_(path: str = ".", recursive: bool = False, max_depth: Depth = 3) -> Listing:
+        """List a directory's entries (files, directories, links), sorted by name.
+
+        Links are shown as links and never entered.
+
+        Args:
+            path: the directory, relative to the root directory.
+            recursive: also list subdirectories, depth first.
+            max_depth: how many levels to descend when recursive.
+        """
+        call = functools.partial(
+            list_directory,
+            jail,
+            path,
+            recursive=recursive,
+            max_depth=max_depth,
+            max_entries=max_entries,
+        )
+        return await _abandonable(call)
+
+    @reader("glob", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    async def glob(pattern: str, path: str = ".") -> GlobResult:
+        """Find files and directories whose path matches a glob pattern, sorted.
+
+        ``*`` and ``?`` stay within one path component, ``**`` spans any number of
+        directories, ``[abc]`` and ``{py,pyi}`` choose. Example: ``src/**/*.py``.
+
+        Args:
+            pattern: the glob, relative to ``path``.
+            path: the directory to search in, relative to the root directory.
+        """
+        call = functools.partial(glob_paths, jail, pattern, path, max_results=max_entries)
+        return await _abandonable(call)
+
+    @reader("search", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    async def search_(
+        pattern: str,
+        path: str = ".",
+        include: str | None = None,
+        ignore_case: bool = False,
+        max_results: ResultCap = 100,
+    ) -> SearchResult:
+        """Search file contents for a regular expression; returns matching lines, sorted.
+
+        Matching is per line. Binary content and the .git, .hg and .svn directories are
+        skipped; ignore files (.gitignore) are not applied.
+
+        Args:
+            pattern: a regular expression (Python / Rust syntax, e.g. ``def \\w+\\(``).
+            path: the directory or file to search, relative to the root directory.
+            include: only files whose name matches this glob (``*.py``), or whose path does,
+                when it contains a ``/``.
+            ignore_case: match regardless of case.
+            max_results: the most matching lines to return.
+        """
+        query = SearchQuery(
+            pattern=pattern,
+            base=split_relative(path),
+            include=include,
+            ignore_case=ignore_case,
+            max_results=max_results,
+        )
+        return await run_cancellable(
+            functools.partial(_search_with_stop, jail, query, search_engine)
+        )
+
+    @reader("stat", permissions=lambda a: [FileRead(path=_norm(a["path"]))])
+    async def stat(path: str) -> FileStat:
+        """Describe one entry: its type, size, modification time, permissions and links.
+
+        A link is described as a link, not followed.
+
+        Args:
+            path: the entry, relative to the root directory.
+        """
+        return await _abandonable(functools.partial(stat_entry, jail, path))
+
+    tools: list[FunctionTool] = [read, list_, glob, search_, stat]
+    if writable:
+        tools += _writers(jail, factory)
+    return ToolRegistry(tools)
+
+
+def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
+    writer = factory.writer
+
+    @writer(
+        "write",
+        idempotent=True,
+        permissions=lambda a: [FileWrite(path=_norm(a["path"]))],
+    )
+    async def write(path: str, content: str, create_parents: bool = False) -> WriteResult:
+        """Create a file, or replace its whole content.
+
+        The file is replaced atomically: readers see the old content or the new, never a mix.
+        Use ``edit`` to change part of a file.
+
+        Args:
+            path: the file, relative to the root directory.
+            content: the complete new content (UTF-8 text).
+            create_parents: make missing parent directories.
+        """
+        call = functools.partial(write_file, jail, path, content, create_parents=create_parents)
+        return await run_cancellable(lambda stop: call(stop=stop))
+
+    @writer(
+        "edit",
+        idempotent=False,
+        permissions=lambda a: [FileRead(path=_norm(a["path"])), FileWrite(path=_norm(a["path"]))],
+    )
+    async def edit(
+        path: str, old_text: str, new_text: str, replace_all: bool = False
+    ) -> EditResult:
+        """Replace exact text in a file and return the unified diff of the change.
+
+        ``old_text`` must occur exactly once (copy it from the file with enough surrounding
+        lines to be unique), unless ``replace_all`` is set.
+
+        Args:
+            path: the file, relative to the root directory.
+            old_text: the exact text to replace, whitespace included.
+            new_text: the text to put in its place.
+            replace_all: replace every occurrence.
+        """
+        call = functools.partial(edit_file, jail, path, old_text, new_text, replace_all=replace_all)
+        return await run_cancellable(lambda stop: call(stop=stop))
+
+    @writer(
+        "move",
+        idempotent=False,
+        permissions=lambda a: [
+            FileDelete(path=_norm(a["path"])),
+            FileWrite(path=_norm(a["destination"])),
+        ],
+    )
+    async def move(
+        path: str, destination: str, overwrite: bool = False, create_parents: bool = False
+    ) -> MoveResult:
+        """Move or rename a file, directory or link within the root directory.
+
+        Args:
+            path: what to move, relative to the root directory.
+            destination: its new path, relative to the root directory.
+            overwrite: replace an existing entry at ``destination``.
+            create_parents: make missing parent directories of ``destination``.
+        """
+        call = functools.partial(
+            move_entry,
+            jail,
+            path,
+            destination,
+            overwrite=overwrite,
+            create_parents=create_parents,
+        )
+        return await anyio.to_thread.run_sync(call)
+
+    @writer("delete", idempotent=True, permissions=lambda a: [FileDelete(path=_norm(a["path"]))])
+    async def delete(path: str, recursive: bool = False) -> DeleteResult:
+        """Delete a file, a link (not what it points to), or a directory.
+
+        Args:
+            path: what to delete, relative to the root directory.
+            recursive: delete a non-empty directory with everything in it.
+        """
+        call = functools.partial(delete_entry, jail, path, recursive=recursive)
+        return await anyio.to_thread.run_sync(call)
+
+    @writer(
+        "mkdir",
+        idempotent=True,
+        destructive=False,
+        permissions=lambda a: [FileWrite(path=_norm(a["path"]))],
+    )
+    async def mkdir(path: str) -> MkdirResult:
+        """Make a directory, and any missing parents; an existing directory is fine.
+
+        Args:
+            path: the directory, relative to the root directory.
+        """
+        return await anyio.to_thread.run_sync(functools.partial(make_directory, jail, path))
+
+    return [write, edit, move, delete, mkdir]
+
+
+class _Factory:
+    """Builds the tools with the toolset's shared options and honest hints."""
+
+    def __init__(self, *, namespace: str, output_limit: OutputLimit | None) -> None:
+        self.namespace = namespace
+        self.output_limit = output_limit
+
+    def reader(
+        self, name: str, *, permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]]
+    ) -> Callable[[Callable[..., Any]], FunctionTool]:
+        return tool(
+            name=f"{self.namespace}.{name}",
+            read_only=True,
+            destructive=False,
+            idempotent=True,
+            open_world=False,
+            tags=_READ_TAGS,
+            category="filesystem",
+            output_limit=self.output_limit,
+            permissions=permissions,
+        )
+
+    def writer(
+        self,
+        name: str,
+        *,
+        idempotent: bool,
+        permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]],
+        destructive: bool = True,
+    ) -> Callable[[Callable[..., Any]], FunctionTool]:
+        return tool(
+            name=f"{self.namespace}.{name}",
+            read_only=False,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=False,
+            tags=_WRITE_TAGS,
+            category="filesystem",
+            output_limit=self.output_limit,
+            permissions=permissions,
+        )
+
+
+def _norm(path: Any) -> str:
+    """The canonical form of a path for permission requests; a bad path is passed as given
+    (the tool refuses it with the reason)."""
+    if not isinstance(path, str):
+        return str(path)
+    try:
+        return display(split_relative(path))
+    except AccessDenied:
+        return path
+
+
+async def _abandonable(call: Callable[[], T]) -> T:
+    # Read-only work changes nothing, so a cancelled call may simply be left to finish.
+    return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+
+
+def _search_with_stop(
+    jail: Jail, query: SearchQuery, engine: Engine, stop: StopSignal
+) -> SearchResult:
+    return search(jail, query, engine=engine, stop=stop)
