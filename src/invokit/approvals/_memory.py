@@ -1,0 +1,133 @@
+"""Approvals kept in memory: the default store, for one process."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from invokit.approvals._models import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from invokit.approvals._store import (
+    check_rule,
+    consume_refusal,
+    effective_status,
+    resolve_refusal,
+)
+from invokit.exceptions import ApprovalNotFound
+
+
+class MemoryApprovalStore:
+    """An :class:`ApprovalStore` in a dict; approvals vanish with the process.
+
+    Args:
+        clock: the time source (``time.time``); tests pass their own.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        # One lock makes each check-and-set atomic, across tasks and across threads.
+        self._lock = threading.Lock()
+        self._records: dict[str, ApprovalRecord] = {}
+        self._sessions: set[tuple[str, str, str]] = set()
+        self._rules: list[str] = []
+
+    def _current(self, approval_id: str) -> ApprovalRecord:
+        record = self._records.get(approval_id)
+        if record is None:
+            raise ApprovalNotFound(approval_id, "there is no approval with this id")
+        status = effective_status(record.status, record.request.expires_at, self._clock())
+        if status != record.status:
+            return ApprovalRecord(
+                request=record.request,
+                status=status,
+                decision=record.decision,
+                resolved_at=record.resolved_at,
+                consumed_at=record.consumed_at,
+            )
+        return record
+
+    async def put(self, request: ApprovalRequest) -> None:
+        with self._lock:
+            if request.id in self._records:
+                raise ValueError(f"approval {request.id} is already stored")
+            self._records[request.id] = ApprovalRecord(request=request, status="pending")
+
+    async def get(self, approval_id: str) -> ApprovalRecord:
+        with self._lock:
+            return self._current(approval_id)
+
+    async def resolve(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        with self._lock:
+            record = self._current(approval_id)
+            if record.status != "pending":
+                raise resolve_refusal(record)
+            status: ApprovalStatus = "approved" if decision.approved else "denied"
+            record = ApprovalRecord(
+                request=record.request, status=status, decision=decision, resolved_at=self._clock()
+            )
+            self._records[approval_id] = record
+            return record
+
+    async def consume(self, approval_id: str) -> ApprovalRecord:
+        with self._lock:
+            record = self._current(approval_id)
+            if record.status != "approved":
+                raise consume_refusal(record)
+            record = ApprovalRecord(
+                request=record.request,
+                status="consumed",
+                decision=record.decision,
+                resolved_at=record.resolved_at,
+                consumed_at=self._clock(),
+            )
+            self._records[approval_id] = record
+            return record
+
+    async def list_pending(self) -> list[ApprovalRequest]:
+        with self._lock:
+            now = self._clock()
+            pending = [
+                r.request
+                for r in self._records.values()
+                if effective_status(r.status, r.request.expires_at, now) == "pending"
+            ]
+        return sorted(pending, key=lambda request: request.created_at)
+
+    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
+        with self._lock:
+            self._sessions.add((session_id, tool, spec_fingerprint))
+
+    async def has_session_grant(self, session_id: str, tool: str, spec_fingerprint: str) -> bool:
+        with self._lock:
+            return (session_id, tool, spec_fingerprint) in self._sessions
+
+    async def revoke_session(self, session_id: str) -> None:
+        """Forget every grant of ``session_id``."""
+        with self._lock:
+            self._sessions = {grant for grant in self._sessions if grant[0] != session_id}
+
+    async def add_always_rule(self, rule: str) -> None:
+        text = check_rule(rule)
+        with self._lock:
+            if text not in self._rules:
+                self._rules.append(text)
+
+    async def remove_always_rule(self, rule: str) -> bool:
+        """Drop a standing rule; whether it was there."""
+        with self._lock:
+            if rule in self._rules:
+                self._rules.remove(rule)
+                return True
+            return False
+
+    async def always_rules(self) -> list[str]:
+        with self._lock:
+            return list(self._rules)
+
+    async def close(self) -> None:
+        """Nothing to release; the records stay readable until the store is dropped."""

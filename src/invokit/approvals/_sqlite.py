@@ -1,0 +1,267 @@
+"""Approvals in a SQLite file: they survive the process and are shared between processes.
+
+Every state change is one conditional ``UPDATE`` whose row count says who won, so two
+processes that consume the same approval at once cannot both run the call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+import anyio.to_thread
+
+from invokit._state import inside_any, private_file, state_dir
+from invokit.approvals._models import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from invokit.approvals._store import (
+    check_rule,
+    consume_refusal,
+    effective_status,
+    resolve_refusal,
+)
+from invokit.exceptions import ApprovalNotFound
+
+T = TypeVar("T")
+
+DEFAULT_FILE = "approvals.sqlite3"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    session_id TEXT,
+    status TEXT NOT NULL,
+    request TEXT NOT NULL,
+    decision TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    resolved_at REAL,
+    consumed_at REAL
+);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+CREATE TABLE IF NOT EXISTS session_grants (
+    session_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    spec_fingerprint TEXT NOT NULL,
+    granted_at REAL NOT NULL,
+    PRIMARY KEY (session_id, tool, spec_fingerprint)
+);
+CREATE TABLE IF NOT EXISTS always_rules (
+    rule TEXT PRIMARY KEY,
+    added_at REAL NOT NULL
+);
+"""
+
+
+class SqliteApprovalStore:
+    """An :class:`ApprovalStore` in a SQLite file (WAL mode, file 0600 in a 0700 directory).
+
+    Args:
+        path: the database file; ``None`` is ``approvals.sqlite3`` in the state directory.
+        forbidden_roots: directories tools may write; a path inside one is refused, so a
+            tool can never forge or replay an approval.
+        clock: the time source (``time.time``); tests pass their own.
+        busy_timeout: seconds to wait for another process's write lock.
+
+    Raises:
+        ValueError: ``path`` is inside one of ``forbidden_roots``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        forbidden_roots: Iterable[str | os.PathLike[str]] = (),
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 10.0,
+    ) -> None:
+        file = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
+        blocked = inside_any(file, forbidden_roots)
+        if blocked is not None:
+            raise ValueError(
+                f"refusing to keep approvals at {file}: it is inside {blocked}, which tools "
+                "may write; choose a path outside every tool root (the default is the "
+                "user's state directory)"
+            )
+        self.path = private_file(file)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.executescript(_SCHEMA)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _run(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        return await anyio.to_thread.run_sync(partial(self._locked, function))
+
+    def _locked(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            if self._conn is None:
+                raise RuntimeError("the approval store is closed")
+            return function(self._conn)
+
+    def _record(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRecord:
+        row = conn.execute(
+            "SELECT status, request, decision, resolved_at, consumed_at, expires_at "
+            "FROM approvals WHERE id = ?",
+            (approval_id,),
+        ).fetchone()
+        if row is None:
+            raise ApprovalNotFound(approval_id, "there is no approval with this id")
+        stored, request, decision, resolved_at, consumed_at, expires_at = row
+        status: ApprovalStatus = effective_status(stored, expires_at, self._clock())
+        return ApprovalRecord(
+            request=ApprovalRequest.from_dict(json.loads(request)),
+            status=status,
+            decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
+            resolved_at=resolved_at,
+            consumed_at=consumed_at,
+        )
+
+    # -- the store --------------------------------------------------------------------------
+
+    async def put(self, request: ApprovalRequest) -> None:
+        def insert(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO approvals (id, tool, session_id, status, request, created_at, "
+                    "expires_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
+                    (
+                        request.id,
+                        request.tool,
+                        request.session_id,
+                        json.dumps(request.to_dict()),
+                        request.created_at,
+                        request.expires_at,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError(f"approval {request.id} is already stored") from None
+
+        await self._run(insert)
+
+    async def get(self, approval_id: str) -> ApprovalRecord:
+        return await self._run(lambda conn: self._record(conn, approval_id))
+
+    async def resolve(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        status = "approved" if decision.approved else "denied"
+        stored = json.dumps(decision.to_dict(include_credentials=True))
+
+        def update(conn: sqlite3.Connection) -> ApprovalRecord:
+            now = self._clock()
+            changed = conn.execute(
+                "UPDATE approvals SET status = ?, decision = ?, resolved_at = ? "
+                "WHERE id = ? AND status = 'pending' AND expires_at > ?",
+                (status, stored, now, approval_id, now),
+            ).rowcount
+            record = self._record(conn, approval_id)
+            if changed != 1:
+                raise resolve_refusal(record)
+            return record
+
+        return await self._run(update)
+
+    async def consume(self, approval_id: str) -> ApprovalRecord:
+        def update(conn: sqlite3.Connection) -> ApprovalRecord:
+            now = self._clock()
+            # The whole guard is in the WHERE clause: SQLite serializes writers, so exactly
+            # one UPDATE sees status 'approved' and changes the row.
+            changed = conn.execute(
+                "UPDATE approvals SET status = 'consumed', consumed_at = ? "
+                "WHERE id = ? AND status = 'approved' AND expires_at > ?",
+                (now, approval_id, now),
+            ).rowcount
+            record = self._record(conn, approval_id)
+            if changed != 1:
+                raise consume_refusal(record)
+            return record
+
+        return await self._run(update)
+
+    async def list_pending(self) -> list[ApprovalRequest]:
+        def select(conn: sqlite3.Connection) -> list[ApprovalRequest]:
+            rows = conn.execute(
+                "SELECT request FROM approvals WHERE status = 'pending' AND expires_at > ? "
+                "ORDER BY created_at, id",
+                (self._clock(),),
+            ).fetchall()
+            return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]
+
+        return await self._run(select)
+
+    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO session_grants VALUES (?, ?, ?, ?)",
+                (session_id, tool, spec_fingerprint, self._clock()),
+            )
+
+        await self._run(insert)
+
+    async def has_session_grant(self, session_id: str, tool: str, spec_fingerprint: str) -> bool:
+        def select(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(
+                "SELECT 1 FROM session_grants "
+                "WHERE session_id = ? AND tool = ? AND spec_fingerprint = ?",
+                (session_id, tool, spec_fingerprint),
+            ).fetchone()
+            return row is not None
+
+        return await self._run(select)
+
+    async def revoke_session(self, session_id: str) -> None:
+        """Forget every grant of ``session_id``."""
+        await self._run(
+            lambda conn: conn.execute(
+                "DELETE FROM session_grants WHERE session_id = ?", (session_id,)
+            )
+        )
+
+    async def add_always_rule(self, rule: str) -> None:
+        text = check_rule(rule)
+        await self._run(
+            lambda conn: conn.execute(
+                "INSERT OR IGNORE INTO always_rules VALUES (?, ?)", (text, self._clock())
+            )
+        )
+
+    async def remove_always_rule(self, rule: str) -> bool:
+        """Drop a standing rule; whether it was there."""
+
+        def delete(conn: sqlite3.Connection) -> bool:
+            return conn.execute("DELETE FROM always_rules WHERE rule = ?", (rule,)).rowcount == 1
+
+        return await self._run(delete)
+
+    async def always_rules(self) -> list[str]:
+        def select(conn: sqlite3.Connection) -> list[str]:
+            rows = conn.execute("SELECT rule FROM always_rules ORDER BY added_at, rule").fetchall()
+            return [row[0] for row in rows]
+
+        return await self._run(select)
+
+    async def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __repr__(self) -> str:
+        return f"SqliteApprovalStore({str(self.path)!r})"

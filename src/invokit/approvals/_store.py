@@ -1,0 +1,101 @@
+"""The approval store protocol, and the rules every store applies the same way."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from invokit.approvals._models import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired, PolicyError
+from invokit.permissions._rules import RuleSyntaxError, parse_rule
+
+
+@runtime_checkable
+class ApprovalStore(Protocol):
+    """Where approvals wait for a person and are used up, at most once each."""
+
+    async def put(self, request: ApprovalRequest) -> None:
+        """Store a new pending approval; an id that is already there is an error."""
+        ...
+
+    async def get(self, approval_id: str) -> ApprovalRecord:
+        """The record; :class:`ApprovalNotFound` if there is none."""
+        ...
+
+    async def resolve(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        """Pending becomes approved or denied; anything else raises."""
+        ...
+
+    async def consume(self, approval_id: str) -> ApprovalRecord:
+        """Atomically turn an approved, unexpired approval into consumed; one caller wins."""
+        ...
+
+    async def list_pending(self) -> list[ApprovalRequest]:
+        """Pending, unexpired requests, oldest first."""
+        ...
+
+    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
+        """Approve this tool version for the rest of ``session_id``."""
+        ...
+
+    async def has_session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str
+    ) -> bool: ...
+
+    async def revoke_session(self, session_id: str) -> None:
+        """Forget every grant of ``session_id``."""
+        ...
+
+    async def add_always_rule(self, rule: str) -> None:
+        """Record a standing "approve always" rule (a policy rule string)."""
+        ...
+
+    async def remove_always_rule(self, rule: str) -> bool:
+        """Drop a standing rule; whether it was there."""
+        ...
+
+    async def always_rules(self) -> list[str]:
+        """The standing rules, in the order they were added."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def effective_status(stored: ApprovalStatus, expires_at: float, now: float) -> ApprovalStatus:
+    """What a record is now: pending or approved past its time has expired."""
+    if stored in ("pending", "approved") and now >= expires_at:
+        return "expired"
+    return stored
+
+
+def resolve_refusal(record: ApprovalRecord) -> ApprovalError:
+    """The error for resolving a record that is not pending."""
+    approval_id = record.request.id
+    if record.status == "expired":
+        return ApprovalExpired(approval_id, "it expired unresolved and counts as denied")
+    return ApprovalAlreadyUsed(approval_id, f"it is already {record.status}")
+
+
+def consume_refusal(record: ApprovalRecord) -> ApprovalError:
+    """The error for consuming a record that is not approved and fresh."""
+    approval_id = record.request.id
+    status = record.status
+    if status == "expired":
+        return ApprovalExpired(approval_id, "it expired before it was used")
+    if status == "consumed":
+        return ApprovalAlreadyUsed(approval_id, "it was used already; an approval is single-use")
+    if status == "denied":
+        return ApprovalError(approval_id, "it was denied")
+    return ApprovalError(approval_id, "it is still waiting for a decision")
+
+
+def check_rule(rule: str) -> str:
+    """Refuse a standing rule that the policy could not parse."""
+    try:
+        return parse_rule(rule, "allow").text
+    except RuleSyntaxError as exc:
+        raise PolicyError(str(exc), source="approve always") from None

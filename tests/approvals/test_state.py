@@ -1,0 +1,51 @@
+"""The user's state directory."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from invokit._state import inside_any, private_file, state_dir
+
+
+def test_env_var_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`INVOKIT_STATE_DIR` chooses the directory, which is created 0700."""
+    monkeypatch.setenv("INVOKIT_STATE_DIR", str(tmp_path / "s"))
+    path = state_dir()
+    assert path == tmp_path / "s"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+
+
+def test_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the variable, `$XDG_STATE_HOME/invokit` is used."""
+    monkeypatch.delenv("INVOKIT_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert state_dir(create=False) == tmp_path / "invokit"
+    assert not (tmp_path / "invokit").exists()
+
+
+def test_home_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative XDG value is ignored in favour of `~/.local/state/invokit`."""
+    monkeypatch.delenv("INVOKIT_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", "relative")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert state_dir(create=False) == tmp_path / ".local" / "state" / "invokit"
+
+
+def test_private_file_never_truncates(tmp_path: Path) -> None:
+    """`private_file` creates a 0600 file and leaves an existing one as it is."""
+    path = private_file(tmp_path / "d" / "f")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    path.write_text("kept")
+    private_file(path)
+    assert path.read_text() == "kept"
+
+
+def test_inside_any(tmp_path: Path) -> None:
+    """Containment is by resolved path components, not by string prefix."""
+    assert inside_any(tmp_path / "a" / "b", [tmp_path / "a"]) == tmp_path / "a"
+    assert inside_any(tmp_path / "a", [tmp_path / "a"]) == tmp_path / "a"
+    assert inside_any(tmp_path / "ab", [tmp_path / "a"]) is None

@@ -1,0 +1,180 @@
+"""Both approval stores: the life of an approval, expiry, single use, grants and rules."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from invokit.approvals import ApprovalDecision, ApprovalStore
+from invokit.exceptions import (
+    ApprovalAlreadyUsed,
+    ApprovalError,
+    ApprovalExpired,
+    ApprovalNotFound,
+    PolicyError,
+)
+
+from .helpers import Clock, make_request
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_put_get_round_trip(store: ApprovalStore, clock: Clock) -> None:
+    """A stored request comes back equal and pending."""
+    request = make_request(clock)
+    await store.put(request)
+    record = await store.get(request.id)
+    assert record.request == request
+    assert record.status == "pending"
+    assert record.decision is None
+
+
+async def test_put_twice_is_an_error(store: ApprovalStore, clock: Clock) -> None:
+    """The same id cannot be stored twice."""
+    request = make_request(clock)
+    await store.put(request)
+    with pytest.raises(ValueError, match="already stored"):
+        await store.put(request)
+
+
+async def test_unknown_id(store: ApprovalStore) -> None:
+    """Every operation on an unknown id raises ApprovalNotFound."""
+    with pytest.raises(ApprovalNotFound):
+        await store.get("nope")
+    with pytest.raises(ApprovalNotFound):
+        await store.resolve("nope", ApprovalDecision.approve())
+    with pytest.raises(ApprovalNotFound):
+        await store.consume("nope")
+
+
+async def test_approve_then_consume_once(store: ApprovalStore, clock: Clock) -> None:
+    """An approval is consumed once; a second consume raises ApprovalAlreadyUsed."""
+    request = make_request(clock)
+    await store.put(request)
+    decision = ApprovalDecision.approve(by="ana", arguments={"path": "src/b.py", "text": "y"})
+    resolved = await store.resolve(request.id, decision)
+    assert resolved.status == "approved"
+    assert resolved.decision == decision
+    assert resolved.resolved_at == clock.now
+    clock.now += 5
+    consumed = await store.consume(request.id)
+    assert consumed.status == "consumed"
+    assert consumed.consumed_at == clock.now
+    assert consumed.arguments == {"path": "src/b.py", "text": "y"}
+    with pytest.raises(ApprovalAlreadyUsed):
+        await store.consume(request.id)
+    assert (await store.get(request.id)).status == "consumed"
+
+
+async def test_resolved_cannot_be_resolved_again(store: ApprovalStore, clock: Clock) -> None:
+    """A resolved approval refuses a second decision, whichever way it went."""
+    request = make_request(clock)
+    await store.put(request)
+    await store.resolve(request.id, ApprovalDecision.deny("not now", by="ana"))
+    with pytest.raises(ApprovalAlreadyUsed):
+        await store.resolve(request.id, ApprovalDecision.approve())
+    record = await store.get(request.id)
+    assert record.status == "denied"
+    assert record.decision is not None
+    assert record.decision.reason == "not now"
+
+
+async def test_denied_cannot_be_consumed(store: ApprovalStore, clock: Clock) -> None:
+    """Consuming a denied or undecided approval raises and never runs the call."""
+    denied, pending = make_request(clock), make_request(clock)
+    await store.put(denied)
+    await store.put(pending)
+    await store.resolve(denied.id, ApprovalDecision.deny())
+    for approval_id in (denied.id, pending.id):
+        with pytest.raises(ApprovalError) as info:
+            await store.consume(approval_id)
+        assert type(info.value) is ApprovalError
+    assert (await store.get(pending.id)).status == "pending"
+
+
+async def test_unresolved_expires_as_denied(store: ApprovalStore, clock: Clock) -> None:
+    """A request no one resolves expires; it can then be neither approved nor used."""
+    request = make_request(clock, ttl=60)
+    await store.put(request)
+    clock.now += 60
+    assert (await store.get(request.id)).status == "expired"
+    assert await store.list_pending() == []
+    with pytest.raises(ApprovalExpired):
+        await store.resolve(request.id, ApprovalDecision.approve())
+    with pytest.raises(ApprovalExpired):
+        await store.consume(request.id)
+
+
+async def test_approved_but_unused_expires(store: ApprovalStore, clock: Clock) -> None:
+    """An approval not used before its expiry can no longer be consumed."""
+    request = make_request(clock, ttl=60)
+    await store.put(request)
+    await store.resolve(request.id, ApprovalDecision.approve())
+    clock.now += 61
+    with pytest.raises(ApprovalExpired):
+        await store.consume(request.id)
+    assert (await store.get(request.id)).status == "expired"
+
+
+async def test_list_pending_oldest_first(store: ApprovalStore, clock: Clock) -> None:
+    """Pending, unexpired requests are listed oldest first; resolved ones are not."""
+    first = make_request(clock, path="a")
+    clock.now += 1
+    second = make_request(clock, path="b")
+    clock.now += 1
+    third = make_request(clock, path="c")
+    for request in (third, first, second):
+        await store.put(request)
+    await store.resolve(second.id, ApprovalDecision.approve())
+    assert [r.id for r in await store.list_pending()] == [first.id, third.id]
+
+
+async def test_session_grants(store: ApprovalStore) -> None:
+    """A session grant covers one session, tool and spec version until revoked."""
+    await store.grant_session("s1", "fs.write", "f1")
+    await store.grant_session("s1", "fs.write", "f1")
+    assert await store.has_session_grant("s1", "fs.write", "f1")
+    assert not await store.has_session_grant("s2", "fs.write", "f1")
+    assert not await store.has_session_grant("s1", "fs.write", "f2")
+    assert not await store.has_session_grant("s1", "fs.delete", "f1")
+    await store.revoke_session("s1")
+    assert not await store.has_session_grant("s1", "fs.write", "f1")
+
+
+async def test_always_rules(store: ApprovalStore) -> None:
+    """Standing rules are kept in order without duplicates, and can be removed."""
+    await store.add_always_rule("fs.write(write:src/a.py)")
+    await store.add_always_rule("shell(exec:git status)")
+    await store.add_always_rule("fs.write(write:src/a.py)")
+    assert await store.always_rules() == ["fs.write(write:src/a.py)", "shell(exec:git status)"]
+    assert await store.remove_always_rule("shell(exec:git status)")
+    assert not await store.remove_always_rule("shell(exec:git status)")
+    assert await store.always_rules() == ["fs.write(write:src/a.py)"]
+
+
+async def test_bad_always_rule_is_refused(store: ApprovalStore) -> None:
+    """A standing rule the policy could not parse is refused, not stored."""
+    with pytest.raises(PolicyError):
+        await store.add_always_rule("fs.write(")
+    assert await store.always_rules() == []
+
+
+async def test_concurrent_consumers_one_wins(store: ApprovalStore, clock: Clock) -> None:
+    """Of many tasks consuming one approval at once, exactly one succeeds."""
+    request = make_request(clock)
+    await store.put(request)
+    await store.resolve(request.id, ApprovalDecision.approve())
+    outcomes: list[str] = []
+
+    async def consume() -> None:
+        try:
+            await store.consume(request.id)
+        except ApprovalAlreadyUsed:
+            outcomes.append("lost")
+        else:
+            outcomes.append("won")
+
+    async with anyio.create_task_group() as group:
+        for _ in range(20):
+            group.start_soon(consume)
+    assert sorted(outcomes) == ["lost"] * 19 + ["won"]
