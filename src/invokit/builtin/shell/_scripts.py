@@ -20,6 +20,7 @@ _SED_WRITES = "writes to a file of the caller's choosing"
 _SED_FILE = "reads its script from a file, which cannot be checked; pass the script inline"
 _SED_SAFE_WRITE_TARGETS = frozenset({"/dev/stdout", "/dev/stderr"})
 _SED_PLAIN = frozenset("=dDgGhHnNpPxzF")
+_SED_S_FLAGS = frozenset("gpiImMew0123456789 \t")
 _ADDRESS_CHARS = frozenset("0123456789$,~+!IM \t")
 
 
@@ -91,8 +92,10 @@ def _scan_sed(script: str) -> tuple[str, str] | None:
             if flags_at is None:
                 return script[start:], "is a substitution sed cannot parse here"
             index = flags_at
-            while index < size and script[index] not in ";\n}":
+            while index < size and script[index] not in ";\n}#":
                 flag = script[index]
+                if flag not in _SED_S_FLAGS:
+                    return script[start:], "has a substitution flag this check does not know"
                 if flag == "e":
                     return script[start : index + 1], _SED_RUNS
                 if flag == "w":
