@@ -26,6 +26,18 @@ from invokit.exceptions import (
     ToolError,
     ToolFailed,
 )
+from invokit.execution import (
+    ApprovalRequired,
+    AuthorizationRequired,
+    Completed,
+    Executor,
+    ExternalCall,
+    Failed,
+    Interrupted,
+    Limits,
+    Outcome,
+)
+from invokit.permissions import Decision, Policy
 from invokit.registry import Registry, ToolRegistry
 from invokit.schema import ArgumentValidator, to_jsonable
 from invokit.tools import DeclaredTool, FunctionTool, Progress, Tool, ToolContext, declare, tool
@@ -34,19 +46,30 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AccessDenied",
+    "ApprovalRequired",
     "ArgumentValidator",
     "AuthRequired",
+    "AuthorizationRequired",
+    "Completed",
     "ContentPart",
+    "Decision",
     "DeclaredTool",
     "ErrorInfo",
+    "Executor",
+    "ExternalCall",
+    "Failed",
     "FunctionTool",
     "ImagePart",
+    "Interrupted",
     "InvalidArguments",
     "InvalidToolDefinition",
     "InvokitError",
     "JsonPart",
+    "Limits",
     "MalformedArguments",
+    "Outcome",
     "OutputLimit",
+    "Policy",
     "Progress",
     "Registry",
     "ResourceLink",

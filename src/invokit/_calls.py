@@ -180,13 +180,31 @@ class ToolResult:
         metadata: dict[str, Any] | None = None,
     ) -> ToolResult:
         """An error result for ``call`` with one text part carrying ``message``."""
+        return cls.make_error(
+            call.id, call.name, kind, message, structured=structured, metadata=metadata
+        )
+
+    @classmethod
+    def make_error(
+        cls,
+        call_id: str,
+        name: str,
+        kind: str,
+        message: str,
+        *,
+        structured: Any = None,
+        metadata: dict[str, Any] | None = None,
+        duration: float = 0.0,
+    ) -> ToolResult:
+        """An error result with one text part carrying ``message``."""
         return cls(
-            call_id=call.id,
-            name=call.name,
+            call_id=call_id,
+            name=name,
             content=(TextPart(text=message),),
             structured=structured,
             is_error=True,
             error=ErrorInfo(kind=kind, message=message),
+            duration=duration,
             metadata=metadata or {},
         )
 

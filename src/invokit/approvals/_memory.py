@@ -98,6 +98,22 @@ class MemoryApprovalStore:
             ]
         return sorted(pending, key=lambda request: request.created_at)
 
+    async def find_approved(
+        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+    ) -> ApprovalRequest | None:
+        with self._lock:
+            now = self._clock()
+            for record in self._records.values():
+                request = record.request
+                if (
+                    record.status == "approved"
+                    and request.tool == tool
+                    and effective_status(record.status, request.expires_at, now) == "approved"
+                    and request.binds(spec_fingerprint, arguments_hash, session_id)
+                ):
+                    return request
+        return None
+
     async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
         with self._lock:
             self._sessions.add((session_id, tool, spec_fingerprint))

@@ -104,6 +104,14 @@ class ApprovalRequest:
         if canonical_hash(dict(arguments)) != self.arguments_hash:
             raise ApprovalMismatch(self.id, "it was given for other arguments")
 
+    def binds(self, spec_fingerprint: str, arguments_hash: str, session_id: str | None) -> bool:
+        """Whether this request is for the same tool version, arguments and session."""
+        return (
+            self.spec_fingerprint == spec_fingerprint
+            and self.arguments_hash == arguments_hash
+            and self.session_id == session_id
+        )
+
     def expired(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) >= self.expires_at
 

@@ -206,6 +206,23 @@ class SqliteApprovalStore:
 
         return await self._run(select)
 
+    async def find_approved(
+        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+    ) -> ApprovalRequest | None:
+        def select(conn: sqlite3.Connection) -> ApprovalRequest | None:
+            rows = conn.execute(
+                "SELECT request FROM approvals WHERE status = 'approved' AND tool = ? "
+                "AND expires_at > ? ORDER BY created_at, id",
+                (tool, self._clock()),
+            ).fetchall()
+            for row in rows:
+                request = ApprovalRequest.from_dict(json.loads(row[0]))
+                if request.binds(spec_fingerprint, arguments_hash, session_id):
+                    return request
+            return None
+
+        return await self._run(select)
+
     async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
         def insert(conn: sqlite3.Connection) -> None:
             conn.execute(

@@ -38,6 +38,13 @@ class ApprovalStore(Protocol):
         """Pending, unexpired requests, oldest first."""
         ...
 
+    async def find_approved(
+        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+    ) -> ApprovalRequest | None:
+        """An approved, unused, unexpired request bound to exactly this call: a person
+        approved it elsewhere (``invokit approvals approve``) and the model called again."""
+        ...
+
     async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
         """Approve this tool version for the rest of ``session_id``."""
         ...

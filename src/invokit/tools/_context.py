@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invokit._calls import ToolCall
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Progress:
-    """One progress report from a running tool."""
+    """One progress report from a running tool (yield it from a streaming tool, or see it in
+    ``Executor.stream``)."""
 
     progress: float | None = None
     total: float | None = None
@@ -28,54 +33,84 @@ class ToolContext:
     """Passed to a tool that asks for it (a parameter typed ``ToolContext``); never in its schema.
 
     Attributes:
-        call_id: the model's call id.
-        tool_name: the tool being run.
-        session_id: the conversation the call belongs to, if the host said.
-        turn_id: the model turn, if the host said.
-        idempotency_key: stable across a resume of the same call, for side effects that
-            must happen once (pass it to payment or ticket APIs).
+        call: the call being run (``None`` when a tool is invoked directly).
         resources: shared objects the host put on the executor (clients, pools).
         credentials: what the host supplied when resuming an ``AuthRequired`` interrupt;
             never shown to the model.
-        metadata: the call's metadata.
     """
 
     __slots__ = (
         "_cancelled",
+        "_key",
         "_on_progress",
-        "call_id",
+        "_tool_name",
+        "call",
         "credentials",
-        "idempotency_key",
-        "metadata",
         "resources",
-        "session_id",
-        "tool_name",
-        "turn_id",
     )
 
     def __init__(
         self,
+        call: ToolCall | None = None,
         *,
-        call_id: str = "local",
-        tool_name: str = "",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        idempotency_key: str | None = None,
+        tool_name: str | None = None,
         resources: Mapping[str, Any] | None = None,
         credentials: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
         on_progress: ProgressCallback | None = None,
+        idempotency_key: str | None = None,
+        call_id: str | None = None,
+        session_id: str | None = None,
+        turn_id: str | None = None,
     ) -> None:
-        self.call_id = call_id
-        self.tool_name = tool_name
-        self.session_id = session_id
-        self.turn_id = turn_id
-        self.idempotency_key = idempotency_key or call_id
+        if call is None and call_id is not None:
+            from invokit._calls import ToolCall
+
+            call = ToolCall(
+                id=call_id, name=tool_name or "", session_id=session_id, turn_id=turn_id
+            )
+        self.call = call
+        self._tool_name = tool_name
         self.resources = resources if resources is not None else _EMPTY
         self.credentials = credentials if credentials is not None else _EMPTY
-        self.metadata = metadata if metadata is not None else _EMPTY
         self._on_progress = on_progress
         self._cancelled = False
+        self._key = idempotency_key
+
+    @property
+    def call_id(self) -> str:
+        """The model's call id."""
+        return self.call.id if self.call is not None else "local"
+
+    @property
+    def tool_name(self) -> str:
+        """The tool being run."""
+        if self._tool_name is not None:
+            return self._tool_name
+        return self.call.name if self.call is not None else ""
+
+    @property
+    def session_id(self) -> str | None:
+        """The conversation the call belongs to, if the host said."""
+        return self.call.session_id if self.call is not None else None
+
+    @property
+    def turn_id(self) -> str | None:
+        """The model turn that made the call, if the host said."""
+        return self.call.turn_id if self.call is not None else None
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """The call's metadata."""
+        return self.call.metadata if self.call is not None else _EMPTY
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable for one call across interrupts and resumes (even in another process): pass it
+        to payment or ticket APIs so a side effect happens once."""
+        if self._key is None:
+            seed = f"{self.session_id or ''}\x00{self.call_id}\x00{self.tool_name}"
+            self._key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self._key
 
     @property
     def cancelled(self) -> bool:
@@ -94,7 +129,7 @@ class ToolContext:
             await self._on_progress(Progress(progress=progress, total=total, message=message))
 
     async def emit(self, data: Any) -> None:
-        """Report a partial result (what a streaming tool yields before its last value)."""
+        """Report a partial result (what a streaming tool yields)."""
         if self._on_progress is not None:
             await self._on_progress(Progress(data=data))
 

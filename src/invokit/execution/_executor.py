@@ -1,0 +1,868 @@
+"""The executor: one guarded path from a model's tool call to a result.
+
+lookup → validate → preflight → policy → approval → hooks → invoke → limit → normalize.
+Nothing with a side effect happens before the call was looked up, validated, decided and,
+where asked, approved. Every failure becomes a result the model can read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from difflib import get_close_matches
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from invokit._calls import ToolCall, ToolResult
+from invokit._canonical import canonical_hash
+from invokit._spec import OutputLimit, ToolSpec
+from invokit.exceptions import (
+    ApprovalAlreadyUsed,
+    ApprovalError,
+    ApprovalExpired,
+    ArgumentsError,
+    AuthRequired,
+)
+from invokit.execution._events import Event, EventSink, EventType
+from invokit.execution._hooks import Halt, Rewrite, Skip
+from invokit.execution._invoke import run_with_timeout
+from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
+from invokit.execution._normalize import error_to_result, value_to_result
+from invokit.execution._outcomes import (
+    ApprovalRequired,
+    AuthorizationRequired,
+    Completed,
+    ExternalCall,
+    Failed,
+    Interrupt,
+    Interrupted,
+    Outcome,
+    interrupt_from_dict,
+)
+from invokit.permissions._requests import PermissionRequest, request_to_dict
+from invokit.registry._base import Registry, ToolRegistry
+from invokit.schema._arguments import ArgumentValidator
+from invokit.tools._base import Tool
+from invokit.tools._context import Progress, ProgressCallback, ToolContext
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
+    from invokit.permissions import Decision, Policy, ToolPolicy
+
+Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision"]]
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """Everything about one tool the hot path needs, computed once per spec."""
+
+    tool: Tool
+    spec: ToolSpec
+    validator: ArgumentValidator
+    policy: ToolPolicy
+    timeout: float
+    limit: OutputLimit
+
+
+class Executor:
+    """Runs tool calls through the guarded pipeline.
+
+    Args:
+        registry: the tools (a registry, or an iterable of tools).
+        policy: decides allow / deny / ask; default: read-only tools allowed, others ask.
+        approvals: where approval requests live; default: in memory (use
+            ``SqliteApprovalStore`` to resume in another process).
+        approver: called for each ``ask`` to decide inline; without one, ``execute``
+            returns ``Interrupted(ApprovalRequired(...))``.
+        hooks: objects with optional ``before_call`` / ``after_call`` coroutines.
+        limits: timeout, output limit and concurrency defaults.
+        events: sinks that receive an event for every step (audit logs, tracing).
+        resources: shared objects handed to every tool in ``ctx.resources``.
+        artifacts: where spilled outputs are kept for ``tool_result_read``.
+    """
+
+    def __init__(
+        self,
+        registry: Registry | Iterable[Tool],
+        *,
+        policy: Policy | None = None,
+        approvals: ApprovalStore | None = None,
+        approver: Approver | None = None,
+        hooks: Sequence[object] = (),
+        limits: Limits | None = None,
+        events: Sequence[EventSink] = (),
+        resources: Mapping[str, Any] | None = None,
+        artifacts: ArtifactStore | None = None,
+    ) -> None:
+        from invokit.permissions import Policy
+
+        base = registry if isinstance(registry, Registry) else ToolRegistry(registry)
+        self.limits = limits or Limits()
+        self.artifacts = artifacts or ArtifactStore()
+        self.registry: Registry = base
+        if self._may_spill(base) and self.artifacts.reader().name not in base:
+            self.registry = base.merged([self.artifacts.reader()])
+        self.policy = policy if policy is not None else Policy()
+        if approvals is None:
+            from invokit.approvals import MemoryApprovalStore
+
+            approvals = MemoryApprovalStore()
+        self.approvals: ApprovalStore = approvals
+        self.approver = approver
+        self.hooks = tuple(hooks)
+        self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
+        self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
+        self.sinks = tuple(events)
+        self._sinks_for: dict[str, tuple[EventSink, ...]] = {}
+        for kind in (
+            "received",
+            "validated",
+            "decided",
+            "approval_requested",
+            "approval_resolved",
+            "started",
+            "progress",
+            "completed",
+            "failed",
+            "interrupted",
+        ):
+            wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
+            if wanted:
+                self._sinks_for[kind] = wanted
+        self.resources = resources
+        self._prepared: dict[str, _Prepared] = {}
+        self._interrupts: dict[str, Interrupt] = {}
+        self._always: tuple[str, ...] = ()
+        self._policy = self.policy
+        self.registry.subscribe(self._prepared.clear)
+
+    def _may_spill(self, registry: Registry) -> bool:
+        if self.limits.output.mode == "spill":
+            return True
+        return any(
+            t.spec.output_limit is not None and t.spec.output_limit.mode == "spill"
+            for t in registry
+        )
+
+    # -- lookup -----------------------------------------------------------------------
+
+    def _prepare(self, name: str) -> _Prepared | None:
+        found = self.registry.get(name)
+        spec = found.current_spec() if found is not None else None
+        if found is None or spec is None:
+            return None
+        prepared = _Prepared(
+            tool=found,
+            spec=spec,
+            validator=found.validator,
+            policy=self._policy.compile(spec),
+            timeout=spec.timeout if spec.timeout is not None else self.limits.timeout,
+            limit=spec.output_limit or self.limits.output,
+        )
+        self._prepared[name] = prepared
+        return prepared
+
+    def _lookup(self, name: str) -> _Prepared | None:
+        prepared = self._prepared.get(name)
+        if prepared is None or prepared.tool.current_spec() is not prepared.spec:
+            prepared = self._prepare(name)
+        return prepared
+
+    def _not_found(self, call: ToolCall) -> str:
+        available = [spec.name for spec in self.registry.specs()]
+        close = get_close_matches(call.name, available, n=1)
+        listed = ", ".join(available) if available else "(none)"
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return f"No tool named {call.name!r}. Available tools: {listed}.{hint}"
+
+    # -- the pipeline -----------------------------------------------------------------
+
+    async def execute(
+        self, call: ToolCall, *, on_progress: ProgressCallback | None = None
+    ) -> Outcome:
+        """Run one call through every step; only a bug in invokit raises."""
+        start = perf_counter()
+        if "received" in self._sinks_for:
+            self._emit("received", call, {"arguments": _shown(call.arguments)})
+        prepared = self._lookup(call.name)
+        if prepared is None:
+            return self._failed(call, start, "not_found", self._not_found(call))
+        try:
+            args = prepared.validator(call.arguments)
+        except ArgumentsError as exc:
+            return self._failed(call, start, "invalid_arguments", str(exc), data=_issues(exc))
+        if "validated" in self._sinks_for:
+            self._emit("validated", call, {"arguments": args})
+        ctx = ToolContext(
+            call, resources=self.resources, on_progress=self._progress(call, on_progress)
+        )
+        return await self._guarded(prepared, call, args, ctx, start, approved=None)
+
+    async def _guarded(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        start: float,
+        *,
+        approved: ApprovalRequest | None,
+    ) -> Outcome:
+        """Preflight, policy and approval for ``args``; then run. ``approved`` is the request a
+        person approved for exactly these arguments, if any."""
+        try:
+            requests = tuple(prepared.tool.permissions(args, ctx))
+        except Exception as exc:  # a broken preflight refuses the call; nothing ran
+            return self._failed(
+                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
+            )
+        decision = prepared.policy.decide(args, requests)
+        if "decided" in self._sinks_for:
+            self._emit("decided", call, _decision_data(decision))
+        verdict = decision.verdict
+        if verdict == "deny":
+            return self._failed(
+                call, start, "denied", _denied_message(call, decision), data={"rule": decision.rule}
+            )
+        if verdict == "ask" and approved is None:
+            granted = await self._standing_grant(prepared, call, args, decision)
+            if granted is None:
+                return await self._ask(prepared, call, args, requests, decision, ctx, start)
+            if not isinstance(granted, bool):
+                approved = granted
+        return await self._run(
+            prepared, call, args, ctx, start, approved=approved, decision=decision
+        )
+
+    async def _run(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        start: float,
+        *,
+        approved: ApprovalRequest | None,
+        decision: Decision | None,
+        rewritten: bool = False,
+    ) -> Outcome:
+        tool = prepared.tool
+        if self._before and not rewritten:
+            outcome = await self._before_hooks(prepared, call, args, ctx, start, approved)
+            if outcome is not None:
+                return outcome
+        if tool.external:
+            interrupt = ExternalCall(
+                id="ext_" + secrets.token_urlsafe(12), call=call, arguments=args
+            )
+            return self._interrupted(interrupt)
+        if "started" in self._sinks_for:
+            self._emit("started", call, {})
+        try:
+            if not tool._ready:
+                await tool.ensure_setup()
+            value, timed_out = await run_with_timeout(tool.invoke(args, ctx), prepared.timeout)
+            if timed_out:
+                ctx.cancel()
+                result = ToolResult.failure(
+                    call,
+                    "timeout",
+                    f"Tool {call.name!r} did not finish within {prepared.timeout:g} s and was stopped. "
+                    "Try a smaller request.",
+                )
+            else:
+                result = value_to_result(call, value)
+        except AuthRequired as exc:
+            auth = AuthorizationRequired(
+                id="auth_" + secrets.token_urlsafe(12),
+                call=call,
+                arguments=args,
+                provider=exc.provider,
+                scopes=exc.scopes,
+                challenge=exc.challenge,
+            )
+            return self._interrupted(auth)
+        except Exception as exc:  # the one translation boundary for tool bodies
+            result = error_to_result(call, exc)
+        except BaseException:
+            # Cancellation is recorded, then propagates: never swallowed.
+            ctx.cancel()
+            if "failed" in self._sinks_for:
+                self._emit(
+                    "failed", call, {"kind": "cancelled", "arguments": args, "is_error": True}
+                )
+            raise
+        for hook in self._after:
+            try:
+                replaced = await hook.after_call(call, result)
+            except Exception as exc:
+                replaced = ToolResult.failure(
+                    call, "hook_failed", f"An after_call hook failed: {exc!r}"
+                )
+            if replaced is not None:
+                result = replaced
+        result = apply_output_limit(result, prepared.limit, self.artifacts)
+        result = replace(result, duration=perf_counter() - start)
+        if approved is not None:
+            result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
+        if "completed" in self._sinks_for:
+            self._emit("completed", call, _completed_data(result, args, decision, approved))
+        return Completed(result)
+
+    async def _before_hooks(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        start: float,
+        approved: ApprovalRequest | None,
+    ) -> Outcome | None:
+        current = args
+        for hook in self._before:
+            try:
+                action = await hook.before_call(call, current, prepared.spec)
+            except Exception as exc:
+                return self._failed(
+                    call, start, "hook_failed", f"A before_call hook failed: {exc!r}"
+                )
+            if isinstance(action, Halt):
+                return self._failed(call, start, "halted", action.reason)
+            if isinstance(action, Skip):
+                result = replace(
+                    action.result, call_id=call.id, name=call.name, duration=perf_counter() - start
+                )
+                if "completed" in self._sinks_for:
+                    self._emit(
+                        "completed",
+                        call,
+                        {**_completed_data(result, current, None, approved), "skipped": True},
+                    )
+                return Completed(result)
+            if isinstance(action, Rewrite):
+                current = action.arguments
+        if current is args:
+            return None
+        # Guards see what will really run: rewritten arguments are validated and decided again.
+        try:
+            current = prepared.validator(current)
+        except ArgumentsError as exc:
+            return self._failed(
+                call, start, "invalid_arguments", f"A hook rewrote the arguments badly: {exc}"
+            )
+        try:
+            requests = tuple(prepared.tool.permissions(current, ctx))
+        except Exception as exc:
+            return self._failed(
+                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
+            )
+        decision = prepared.policy.decide(current, requests)
+        if decision.verdict == "deny":
+            return self._failed(call, start, "denied", _denied_message(call, decision))
+        if decision.verdict == "ask" and not (
+            approved is not None and approved.arguments == current
+        ):
+            granted = await self._standing_grant(prepared, call, current, decision)
+            if granted is None:
+                return await self._ask(prepared, call, current, requests, decision, ctx, start)
+        return await self._run(
+            prepared,
+            call,
+            current,
+            ctx,
+            start,
+            approved=approved,
+            decision=decision,
+            rewritten=True,
+        )
+
+    # -- approvals --------------------------------------------------------------------
+
+    async def _refresh_standing_rules(self) -> bool:
+        """Load "approve always" rules recorded in the store (maybe by another process);
+        True when they changed, so decisions must be made again."""
+        rules = tuple(await self.approvals.always_rules())
+        if rules == self._always:
+            return False
+        self._always = rules
+        self._policy = self.policy.with_rules(extra_allow=rules) if rules else self.policy
+        self._prepared.clear()
+        return True
+
+    async def _standing_grant(
+        self, prepared: _Prepared, call: ToolCall, args: dict[str, Any], decision: Decision
+    ) -> ApprovalRequest | bool | None:
+        """An approval that already covers this call: a session grant, an "always" rule, or a
+        request a person approved elsewhere for exactly this call (consumed now)."""
+        spec = prepared.spec
+        try:
+            if await self._refresh_standing_rules():
+                fresh = self._lookup(call.name)
+                if fresh is not None:
+                    again = fresh.policy.decide(
+                        args, tuple(fresh.tool.permissions(args, ToolContext(call)))
+                    )
+                    if again.verdict == "allow":
+                        return True
+            if call.session_id is not None and await self.approvals.has_session_grant(
+                call.session_id, spec.name, spec.fingerprint
+            ):
+                return True
+            request = await self.approvals.find_approved(
+                spec.name, spec.fingerprint, canonical_hash(args), call.session_id
+            )
+            if request is None:
+                return None
+            record = await self.approvals.consume(request.id)
+            self._emit_resolved(call, record.request, record.decision, consumed=True)
+            if record.decision is not None and record.decision.arguments is not None:
+                return None  # the person approved other arguments than these
+            return record.request
+        except ApprovalError:
+            return None
+
+    async def _ask(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        args: dict[str, Any],
+        requests: tuple[PermissionRequest, ...],
+        decision: Decision,
+        ctx: ToolContext,
+        start: float,
+    ) -> Outcome:
+        from invokit.approvals import ApprovalRequest
+
+        now = time.time()
+        request = ApprovalRequest(
+            id="apr_" + secrets.token_urlsafe(16),
+            call=call,
+            tool=prepared.spec.name,
+            spec_fingerprint=prepared.spec.fingerprint,
+            arguments=args,
+            arguments_hash=canonical_hash(args),
+            requests=requests,
+            reason=decision.reason,
+            rule=decision.rule,
+            session_id=call.session_id,
+            created_at=now,
+            expires_at=now + self.limits.approval_ttl,
+        )
+        try:
+            await self.approvals.put(request)
+        except Exception as exc:  # no store, no approval: refuse rather than run
+            return self._failed(
+                call, start, "approval_unavailable", f"Approval could not be recorded: {exc!r}"
+            )
+        if "approval_requested" in self._sinks_for:
+            self._emit(
+                "approval_requested",
+                call,
+                {
+                    "id": request.id,
+                    "arguments": args,
+                    "requests": [request_to_dict(r) for r in requests],
+                    "reason": decision.reason,
+                    "rule": decision.rule,
+                },
+            )
+        if self.approver is None:
+            return self._interrupted(ApprovalRequired(request=request))
+        try:
+            answer = await self.approver(request)
+        except Exception as exc:  # an approver that fails never approves
+            from invokit.approvals import ApprovalDecision
+
+            answer = ApprovalDecision(
+                approved=False, reason=f"the approver failed: {exc!r}", by="executor"
+            )
+        return await self._decide_request(request.id, answer, ctx=ctx, start=start)
+
+    async def resume(
+        self,
+        interrupt: str | Interrupt | Mapping[str, Any],
+        *,
+        approve: bool | None = None,
+        reason: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        scope: ApprovalScope = "once",
+        by: str | None = None,
+        credentials: Mapping[str, Any] | None = None,
+        result: Any = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Outcome:
+        """Continue an interrupted call, in this process or another.
+
+        For an approval (its id, or the interrupt): ``approve=True`` or ``False`` with a
+        ``reason``; ``arguments`` to run edited arguments (validated and checked by policy again;
+        a deny rule still wins); ``scope`` ``"once"``, ``"session"`` or ``"always"``. ``approve``
+        may be left out when the request was already decided elsewhere (``invokit approvals``).
+        For ``AuthorizationRequired``: ``credentials``. For ``ExternalCall``: ``result``.
+        """
+        if isinstance(interrupt, Mapping):
+            interrupt = interrupt_from_dict(dict(interrupt))
+        if isinstance(interrupt, AuthorizationRequired | ExternalCall):
+            return await self._resume_other(interrupt, credentials, result, on_progress)
+        approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
+        if approval_id in self._interrupts and not approval_id.startswith("apr_"):
+            return await self._resume_other(
+                self._interrupts[approval_id], credentials, result, on_progress
+            )
+        from invokit.approvals import ApprovalDecision
+
+        answer = None
+        if approve is not None:
+            answer = ApprovalDecision(
+                approved=approve,
+                scope=scope,
+                reason=reason,
+                arguments=dict(arguments) if arguments is not None else None,
+                by=by,
+                credentials=dict(credentials) if credentials is not None else None,
+            )
+        return await self._decide_request(
+            approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
+        )
+
+    async def _decide_request(
+        self,
+        approval_id: str,
+        answer: ApprovalDecision | None,
+        *,
+        ctx: ToolContext | None,
+        start: float,
+        on_progress: ProgressCallback | None = None,
+    ) -> Outcome:
+        record = await self.approvals.get(approval_id)
+        request = record.request
+        call = request.call
+        if record.status == "expired":
+            return self._failed(
+                call,
+                start,
+                "approval_expired",
+                f"The approval request {approval_id} expired; nothing ran. Call again.",
+            )
+        if record.status == "consumed":
+            raise ApprovalAlreadyUsed(
+                approval_id, "it was used already; an approval runs its call once"
+            )
+        if answer is not None and record.status == "pending":
+            try:
+                record = await self.approvals.resolve(approval_id, answer)
+            except ApprovalExpired:
+                return self._failed(
+                    call, start, "approval_expired", f"The approval request {approval_id} expired."
+                )
+            self._emit_resolved(call, request, answer)
+        decision = record.decision
+        if record.status == "pending" or decision is None:
+            return self._interrupted(ApprovalRequired(request=request))
+        if not decision.approved:
+            why = decision.reason or "no reason given"
+            return self._failed(
+                call,
+                start,
+                "approval_denied",
+                f"A person denied this call of {request.tool!r}: {why}",
+            )
+        prepared = self._lookup(request.tool)
+        if prepared is None or prepared.spec.fingerprint != request.spec_fingerprint:
+            return self._failed(
+                call,
+                start,
+                "approval_mismatch",
+                f"The tool {request.tool!r} changed or disappeared since the approval was asked; nothing ran. "
+                "Call it again.",
+            )
+        args = request.arguments
+        if ctx is None or decision.credentials:
+            ctx = ToolContext(
+                call,
+                resources=self.resources,
+                credentials=decision.credentials,
+                on_progress=self._progress(call, on_progress),
+            )
+        if decision.arguments is not None:
+            refused = self._check_edit(prepared, call, decision.arguments, ctx, start)
+            if isinstance(refused, Failed):
+                # The approval is used up: it must not later run the original arguments.
+                with contextlib.suppress(ApprovalError):
+                    await self.approvals.consume(approval_id)
+                return refused
+            args = refused
+        try:
+            consumed = await self.approvals.consume(approval_id)
+        except ApprovalAlreadyUsed:
+            raise
+        except ApprovalError as exc:
+            return self._failed(
+                call, start, "approval_expired", f"The approval cannot be used: {exc.detail}"
+            )
+        approved = replace(consumed.request, arguments=args)
+        if decision.scope == "session" and call.session_id is not None:
+            await self.approvals.grant_session(
+                call.session_id, prepared.spec.name, prepared.spec.fingerprint
+            )
+        elif decision.scope == "always":
+            from invokit.permissions import rule_for
+
+            for rule in [rule_for(prepared.spec.name, r) for r in request.requests] or [
+                rule_for(prepared.spec.name)
+            ]:
+                await self.approvals.add_always_rule(rule)
+            await self._refresh_standing_rules()
+        return await self._run(prepared, call, args, ctx, start, approved=approved, decision=None)
+
+    def _check_edit(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        edited: Mapping[str, Any],
+        ctx: ToolContext,
+        start: float,
+    ) -> dict[str, Any] | Failed:
+        """Edited arguments, validated and decided again (a deny rule still wins)."""
+        try:
+            args = prepared.validator(edited)
+        except ArgumentsError as exc:
+            return self._failed(
+                call, start, "invalid_arguments", f"The edited arguments are invalid: {exc}"
+            )
+        try:
+            requests = tuple(prepared.tool.permissions(args, ctx))
+        except Exception as exc:
+            return self._failed(
+                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
+            )
+        again = prepared.policy.decide(args, requests)
+        if again.verdict == "deny":
+            return self._failed(call, start, "denied", _denied_message(call, again))
+        return args
+
+    async def _resume_other(
+        self,
+        interrupt: Interrupt,
+        credentials: Mapping[str, Any] | None,
+        result: Any,
+        on_progress: ProgressCallback | None,
+    ) -> Outcome:
+        start = perf_counter()
+        call = interrupt.call
+        self._interrupts.pop(interrupt.id, None)
+        if isinstance(interrupt, ExternalCall):
+            outcome = value_to_result(call, result)
+            outcome = replace(outcome, duration=perf_counter() - start)
+            if "completed" in self._sinks_for:
+                self._emit(
+                    "completed", call, _completed_data(outcome, interrupt.arguments, None, None)
+                )
+            return Completed(outcome)
+        prepared = self._lookup(call.name)
+        if prepared is None:
+            return self._failed(call, start, "not_found", self._not_found(call))
+        if credentials is None:
+            return self._interrupted(interrupt)
+        ctx = ToolContext(
+            call,
+            resources=self.resources,
+            credentials=credentials,
+            on_progress=self._progress(call, on_progress),
+        )
+        assert isinstance(interrupt, AuthorizationRequired)
+        # Policy is checked again: it may have changed while the call waited.
+        return await self._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
+
+    # -- batches and streams -------------------------------------------------------------
+
+    async def execute_many(
+        self, calls: Sequence[ToolCall], *, max_concurrency: int | None = None
+    ) -> list[Outcome]:
+        """Run several calls: shared (read-only) tools in parallel, others one at a time in call
+        order. Outcomes come back in call order, exactly one per call."""
+        from invokit.execution._batch import run_batch
+
+        return await run_batch(self, calls, max_concurrency or self.limits.max_concurrency)
+
+    async def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
+        """Progress events as the call runs, then its outcome (always the last item)."""
+        send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
+
+        async def forward(progress: Progress) -> None:
+            await send.send(progress)
+
+        async def run() -> None:
+            async with send:
+                await send.send(await self.execute(call, on_progress=forward))
+
+        async with anyio.create_task_group() as group, receive:
+            group.start_soon(run)
+            async for item in receive:
+                yield item
+
+    def concurrency_of(self, call: ToolCall) -> str:
+        """``shared`` or ``exclusive`` for ``call`` (unknown tools are shared: they fail at once)."""
+        prepared = self._lookup(call.name)
+        return "shared" if prepared is None else prepared.spec.effective_concurrency
+
+    async def explain(self, call: ToolCall) -> Any:
+        """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
+        validation and preflight); raises for an unknown tool or invalid arguments."""
+        prepared = self._lookup(call.name)
+        if prepared is None:
+            raise KeyError(self._not_found(call))
+        args = prepared.validator(call.arguments)
+        requests = tuple(
+            prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
+        )
+        return self._policy.explain(prepared.spec, args, requests)
+
+    async def aclose(self) -> None:
+        """Tear down tools that were set up, flush and close event sinks and the store."""
+        for item in self.registry:
+            await item.close()
+        for sink in self.sinks:
+            sink.close()
+        await self.approvals.close()
+
+    # -- outcomes and events -------------------------------------------------------------
+
+    def _failed(
+        self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
+    ) -> Failed:
+        result = ToolResult.make_error(
+            call.id, call.name, kind, message, structured=data, duration=perf_counter() - start
+        )
+        if "failed" in self._sinks_for:
+            self._emit(
+                "failed",
+                call,
+                {
+                    "kind": kind,
+                    "message": message,
+                    "is_error": True,
+                    "arguments": _shown(call.arguments),
+                },
+            )
+        return Failed(result)
+
+    def _interrupted(self, interrupt: Interrupt) -> Interrupted:
+        if not isinstance(interrupt, ApprovalRequired):
+            self._interrupts[interrupt.id] = interrupt
+        if "interrupted" in self._sinks_for:
+            self._emit("interrupted", interrupt.call, {"kind": interrupt.kind, "id": interrupt.id})
+        return Interrupted(interrupt)
+
+    def _emit_resolved(
+        self,
+        call: ToolCall,
+        request: ApprovalRequest,
+        answer: ApprovalDecision | None,
+        consumed: bool = False,
+    ) -> None:
+        if "approval_resolved" not in self._sinks_for or answer is None:
+            return
+        self._emit(
+            "approval_resolved",
+            call,
+            {
+                "id": request.id,
+                "approved": answer.approved,
+                "scope": answer.scope,
+                "by": answer.by,
+                "reason": answer.reason,
+                "edited_arguments": answer.arguments,
+                "consumed_by_retry": consumed,
+            },
+        )
+
+    def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
+        event = Event(
+            type=kind,
+            call_id=call.id,
+            tool=call.name,
+            time=time.time(),
+            session_id=call.session_id,
+            data=data,
+        )
+        for sink in self._sinks_for[kind]:
+            try:
+                sink.emit(event)
+            except Exception as exc:  # an audit sink must not break a call; it warns
+                import warnings
+
+                warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
+
+    def _progress(
+        self, call: ToolCall, downstream: ProgressCallback | None
+    ) -> ProgressCallback | None:
+        if "progress" not in self._sinks_for:
+            return downstream
+
+        async def report(progress: Progress) -> None:
+            self._emit(
+                "progress",
+                call,
+                {
+                    "progress": progress.progress,
+                    "total": progress.total,
+                    "message": progress.message,
+                },
+            )
+            if downstream is not None:
+                await downstream(progress)
+
+        return report
+
+
+def _denied_message(call: ToolCall, decision: Decision) -> str:
+    why = decision.reason or "the policy denies it"
+    rule = f" (rule {decision.rule!r})" if decision.rule else ""
+    return f"Calling {call.name!r} is not allowed: {why}{rule}. Do not retry the same call."
+
+
+def _decision_data(decision: Decision) -> dict[str, Any]:
+    return {"verdict": decision.verdict, "reason": decision.reason, "rule": decision.rule}
+
+
+def _completed_data(
+    result: ToolResult,
+    args: dict[str, Any],
+    decision: Decision | None,
+    approved: ApprovalRequest | None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "arguments": args,
+        "is_error": result.is_error,
+        "duration": result.duration,
+        "truncated": result.truncated,
+    }
+    if result.error is not None:
+        data["kind"] = result.error.kind
+        data["message"] = result.error.message[:500]
+    if decision is not None:
+        data["verdict"] = decision.verdict
+        data["rule"] = decision.rule
+    if approved is not None:
+        data["approval_id"] = approved.id
+    return data
+
+
+def _issues(exc: ArgumentsError) -> dict[str, Any]:
+    return {
+        "issues": [
+            {"path": i.path, "message": i.message, "expected": i.expected, "actual": i.actual}
+            for i in exc.issues
+        ]
+    }
+
+
+def _shown(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        return arguments if len(arguments) <= 4096 else arguments[:4096] + "…"
+    return dict(arguments)

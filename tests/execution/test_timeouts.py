@@ -1,0 +1,105 @@
+"""Timeouts and cancellation: one error result, no task left running, cancel never swallowed."""
+
+from __future__ import annotations
+
+import threading
+
+import anyio
+import pytest
+
+from invokit import ToolCall, ToolContext, tool
+from invokit.execution import Completed, Executor, Limits
+
+from .conftest import ListSink
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_timeout_yields_one_error_and_stops_the_body() -> None:
+    """A tool past its timeout is stopped; the result says timeout and the body saw the cancel."""
+    finished: list[str] = []
+
+    @tool(read_only=True, timeout=0.05)
+    async def slow() -> str:
+        """Sleep."""
+        try:
+            await anyio.sleep(10)
+        finally:
+            finished.append("cleaned up")
+        return "never"
+
+    sink = ListSink()
+    with anyio.fail_after(2):
+        outcome = await Executor([slow], events=[sink]).execute(ToolCall(id="1", name="slow"))
+    assert isinstance(outcome, Completed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    assert finished == ["cleaned up"]
+    assert len(sink.of("completed")) == 1
+
+
+async def test_executor_default_timeout_applies() -> None:
+    """Without a per-tool timeout the executor's limit is used."""
+
+    @tool(read_only=True)
+    async def slow() -> str:
+        """Sleep."""
+        await anyio.sleep(10)
+        return "never"
+
+    outcome = await Executor([slow], limits=Limits(timeout=0.05)).execute(
+        ToolCall(id="1", name="slow")
+    )
+    assert isinstance(outcome, Completed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+
+
+async def test_sync_tool_timeout_sets_cancelled_flag() -> None:
+    """A sync tool cannot be killed; on timeout its context says cancelled so it can stop."""
+    stopped = threading.Event()
+
+    @tool(read_only=True, timeout=0.05)
+    def busy(ctx: ToolContext) -> str:
+        """Spin until cancelled."""
+        while not ctx.cancelled:
+            threading.Event().wait(0.01)
+        stopped.set()
+        return "stopped"
+
+    outcome = await Executor([busy]).execute(ToolCall(id="1", name="busy"))
+    assert isinstance(outcome, Completed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    assert await anyio.to_thread.run_sync(stopped.wait, 2)
+
+
+async def test_caller_cancellation_propagates_after_recording() -> None:
+    """Cancelling the caller cancels the tool, records a cancelled event, and is not swallowed."""
+    cleaned: list[bool] = []
+    started = anyio.Event()
+
+    @tool(read_only=True)
+    async def wait() -> str:
+        """Wait."""
+        started.set()
+        try:
+            await anyio.sleep(10)
+        finally:
+            cleaned.append(True)
+        return "never"
+
+    sink = ListSink()
+    executor = Executor([wait], events=[sink])
+    reached_after = False
+    async with anyio.create_task_group() as group:
+
+        async def run() -> None:
+            nonlocal reached_after
+            await executor.execute(ToolCall(id="1", name="wait"))
+            reached_after = True
+
+        group.start_soon(run)
+        await started.wait()
+        group.cancel_scope.cancel()
+    assert cleaned == [True]
+    assert not reached_after
+    failed = sink.of("failed")
+    assert len(failed) == 1 and failed[0].data["kind"] == "cancelled"
