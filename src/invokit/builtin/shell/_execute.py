@@ -275,12 +275,27 @@ def _report(
     if outcome.timed_out:
         raise ToolFailed(
             f"{shown!r} timed out after {outcome.duration:.1f}s; it and every process it started "
-            "were killed",
+            f"were killed.{_streams(output)}",
             kind="timeout",
             data=asdict(output),
         )
     if exit_code != 0:
         raise ToolFailed(
-            f"{shown!r} exited with code {exit_code}", kind="nonzero_exit", data=asdict(output)
+            f"{shown!r} exited with code {exit_code}.{_streams(output)}",
+            kind="nonzero_exit",
+            data=asdict(output),
         )
     return output
+
+
+def _streams(output: ShellOutput) -> str:
+    """The output, in the error message too: the model may only read the message."""
+    text = ""
+    for name, value, cut, total in (
+        ("stdout", output.stdout, output.stdout_truncated, output.stdout_bytes),
+        ("stderr", output.stderr, output.stderr_truncated, output.stderr_bytes),
+    ):
+        if value:
+            note = f" (cut: first {len(value.encode())} of {total} bytes)" if cut else ""
+            text += f"\n--- {name}{note} ---\n{value.rstrip()}"
+    return text
