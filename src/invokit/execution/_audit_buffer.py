@@ -1,0 +1,150 @@
+"""The buffering that audit sinks share: ``emit`` only appends; a thread writes in batches.
+
+``emit`` runs on the executor's hot path, so it never does I/O. A daemon thread writes what
+is buffered every ``flush_interval`` seconds, or sooner when ``max_buffer`` events are
+waiting; ``flush`` and ``close`` write at once; the process writes the rest when it exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import dataclasses
+import threading
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from invokit.execution._events import Event
+from invokit.permissions import request_to_dict
+
+REDACTED = "[redacted]"
+_SECRET_KEYS = frozenset({"credentials"})
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-safe copy of an event's data; ``credentials`` are never written out."""
+    if isinstance(value, dict):
+        return {
+            str(key): REDACTED if key in _SECRET_KEYS else jsonable(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return sorted((jsonable(item) for item in value), key=repr)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return jsonable(to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "target") and hasattr(value, "kind"):
+            return request_to_dict(value)  # type: ignore[arg-type]
+        return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    return repr(value)
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[BufferedSink]) -> None:
+    sink = ref()
+    if sink is not None:
+        sink.close()
+
+
+class BufferedSink:
+    """An event sink that buffers on ``emit`` and writes batches with :meth:`_write`.
+
+    Args:
+        types: the event types to keep; ``None`` keeps all.
+        flush_interval: seconds between background writes.
+        max_buffer: this many waiting events wake the writer early.
+    """
+
+    def __init__(
+        self,
+        *,
+        types: Iterable[str] | None = None,
+        flush_interval: float = 0.2,
+        max_buffer: int = 256,
+    ) -> None:
+        self._types = None if types is None else frozenset(types)
+        self._interval = flush_interval
+        self._max = max_buffer
+        self._buffer: deque[Event] = deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._run, name=f"invokit-{type(self).__name__}", daemon=True
+        )
+        self._thread.start()
+        self._exit_hook = atexit.register(_flush_at_exit, weakref.ref(self))
+
+    @property
+    def types(self) -> frozenset[str] | None:
+        """The event types this sink wants; ``None`` for all."""
+        return self._types
+
+    def emit(self, event: Event) -> None:
+        """Buffer one event (deque appends are atomic; no lock, no I/O)."""
+        if self._closed or (self._types is not None and event.type not in self._types):
+            return
+        self._buffer.append(event)
+        if len(self._buffer) >= self._max:
+            self._wake.set()
+
+    def flush(self) -> None:
+        """Write everything buffered now; an I/O problem is a warning, never an exception."""
+        with self._write_lock:
+            batch: list[Event] = []
+            buffer = self._buffer
+            while buffer:
+                batch.append(buffer.popleft())
+            if not batch:
+                return
+            try:
+                self._write(batch)
+            except Exception as exc:  # the executor must never fail because of a log
+                warnings.warn(
+                    f"{type(self).__name__} could not write {len(batch)} event(s): {exc}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    def close(self) -> None:
+        """Stop the writer, write what is left and release resources; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+        self.flush()
+        atexit.unregister(self._exit_hook)
+        with self._write_lock:
+            self._release()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self._interval)
+            self._wake.clear()
+            self.flush()
+
+    def _write(self, events: list[Event]) -> None:
+        """Write one batch; runs on the writer thread or the caller of ``flush``."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Release what the sink holds open."""
+
+    def __enter__(self) -> BufferedSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,91 @@
+"""An append-only JSON Lines audit log: one event per line."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from invokit._state import inside_any, private_file, state_dir
+from invokit.execution._audit_buffer import BufferedSink, jsonable
+from invokit.execution._events import Event
+
+DEFAULT_FILE = "audit.jsonl"
+
+
+def event_record(event: Event) -> dict[str, Any]:
+    """The JSON form an audit log stores for one event."""
+    return jsonable(event.to_dict())  # type: ignore[no-any-return]
+
+
+class JsonlAuditSink(BufferedSink):
+    """Appends each event as one JSON object per line to a private (0600) file.
+
+    Each batch is one ``write`` to a file opened with ``O_APPEND``, so several processes may
+    share a log and ``tail -f`` (or ``invokit audit --follow``) sees whole lines.
+
+    Args:
+        path: the log file; ``None`` is ``audit.jsonl`` in the user's state directory.
+        forbidden_roots: directories tools may write; a log inside one is refused.
+        types: the event types to log; ``None`` logs all.
+        flush_interval: seconds between background writes.
+        max_buffer: this many waiting events trigger an early write.
+
+    Raises:
+        ValueError: ``path`` is inside one of ``forbidden_roots``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        forbidden_roots: Iterable[str | os.PathLike[str]] = (),
+        types: Iterable[str] | None = None,
+        flush_interval: float = 0.2,
+        max_buffer: int = 256,
+    ) -> None:
+        file = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
+        blocked = inside_any(file, forbidden_roots)
+        if blocked is not None:
+            raise ValueError(
+                f"refusing to write the audit log at {file}: it is inside {blocked}, which "
+                "tools may write"
+            )
+        self.path = private_file(file)
+        super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
+
+    def _write(self, events: list[Event]) -> None:
+        lines = "".join(
+            json.dumps(event_record(e), ensure_ascii=False, separators=(",", ":")) + "\n"
+            for e in events
+        )
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            data = lines.encode("utf-8")
+            while data:
+                written = os.write(fd, data)
+                data = data[written:]
+        finally:
+            os.close(fd)
+
+    def records(self, call_id: str | None = None) -> list[dict[str, Any]]:
+        """Flush, then read the log back (only ``call_id``'s events when given)."""
+        self.flush()
+        return [r for r in read_jsonl(self.path) if call_id is None or r.get("call_id") == call_id]
+
+    def __repr__(self) -> str:
+        return f"JsonlAuditSink({str(self.path)!r})"
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL audit log, skipping a torn last line."""
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            if not line.endswith("\n"):
+                return
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue

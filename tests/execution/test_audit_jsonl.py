@@ -1,0 +1,186 @@
+"""The JSON Lines audit log: buffered emits, background writes, whole lines, private file."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from invokit.execution._audit_jsonl import JsonlAuditSink, read_jsonl
+from invokit.execution._events import Event, EventSink
+from invokit.permissions import FileWrite
+
+
+def event(call_id: str = "c1", type_: str = "received", **data: object) -> Event:
+    """An event of one call at the current time."""
+    return Event(type=type_, call_id=call_id, tool="fs.write", time=time.time(), data=dict(data))  # type: ignore[arg-type]
+
+
+def wait_for(condition: object, timeout: float = 5.0) -> None:
+    """Poll ``condition()`` until it is true or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_is_an_event_sink(tmp_path: Path) -> None:
+    """The sink satisfies the executor's EventSink protocol."""
+    with JsonlAuditSink(tmp_path / "a.jsonl") as sink:
+        assert isinstance(sink, EventSink)
+        assert sink.types is None
+
+
+def test_flush_writes_one_object_per_line(tmp_path: Path) -> None:
+    """After flush each event is one JSON line with its call, tool, time, type and data."""
+    sink = JsonlAuditSink(tmp_path / "logs" / "audit.jsonl", flush_interval=60)
+    first = event("c1", "approval_resolved", id="a1", approved=True, by="ana", scope="once")
+    second = event("c2", "completed", is_error=False, arguments={"path": "a"})
+    sink.emit(first)
+    sink.emit(second)
+    sink.flush()
+    lines = sink.path.read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [first.to_dict(), second.to_dict()]
+    assert json.loads(lines[0])["data"]["by"] == "ana"
+    assert sink.records("c2")[0]["data"] == {"is_error": False, "arguments": {"path": "a"}}
+    sink.close()
+
+
+def test_file_is_private(tmp_path: Path) -> None:
+    """The log file is created 0600 in a 0700 directory."""
+    sink = JsonlAuditSink(tmp_path / "new" / "audit.jsonl")
+    assert stat.S_IMODE(os.stat(sink.path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
+    sink.close()
+
+
+def test_background_thread_writes(tmp_path: Path) -> None:
+    """Without flush, buffered events reach the file within the flush interval."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=0.05)
+    sink.emit(event())
+    wait_for(lambda: sink.path.read_text().count("\n") == 1)
+    sink.close()
+
+
+def test_full_buffer_wakes_writer(tmp_path: Path) -> None:
+    """Passing max_buffer writes early, long before the flush interval."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=60, max_buffer=10)
+    for n in range(10):
+        sink.emit(event(f"c{n}"))
+    wait_for(lambda: sink.path.read_text().count("\n") == 10)
+    sink.close()
+
+
+def test_close_writes_the_rest_and_stops(tmp_path: Path) -> None:
+    """Close writes what is buffered; later emits are dropped; closing twice is fine."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=60)
+    sink.emit(event())
+    sink.close()
+    sink.emit(event("late"))
+    sink.close()
+    assert [r["call_id"] for r in read_jsonl(sink.path)] == ["c1"]
+
+
+def test_types_filter(tmp_path: Path) -> None:
+    """A sink made for some event types keeps only those."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", types=["completed"])
+    sink.emit(event(type_="received"))
+    sink.emit(event(type_="completed"))
+    assert [r["type"] for r in sink.records()] == ["completed"]
+    assert sink.types == frozenset({"completed"})
+    sink.close()
+
+
+def test_values_are_made_json_safe(tmp_path: Path) -> None:
+    """Requests, sets, bytes and odd objects are written; credentials never are."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl")
+    sink.emit(
+        event(
+            requests=[FileWrite(path="a")],
+            tags={"b", "a"},
+            blob=b"\x00\x01",
+            thing=object,
+            decision={"approved": True, "credentials": {"token": "secret"}},
+        )
+    )
+    (record,) = sink.records()
+    data = record["data"]
+    assert data["requests"] == [{"kind": "file_write", "path": "a"}]
+    assert data["tags"] == ["a", "b"]
+    assert data["blob"] == "AAE="
+    assert data["thing"] == repr(object)
+    assert data["decision"] == {"approved": True, "credentials": "[redacted]"}
+    assert "secret" not in sink.path.read_text()
+    sink.close()
+
+
+def test_concurrent_writers_keep_lines_whole(tmp_path: Path) -> None:
+    """Two sinks appending to one file from two threads leave only whole, valid lines."""
+    path = tmp_path / "shared.jsonl"
+    sinks = [JsonlAuditSink(path, flush_interval=0.01, max_buffer=7) for _ in range(2)]
+
+    def produce(sink: JsonlAuditSink, name: str) -> None:
+        for n in range(500):
+            sink.emit(event(f"{name}-{n}", note="x" * 200))
+
+    threads = [threading.Thread(target=produce, args=(s, str(i))) for i, s in enumerate(sinks)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for sink in sinks:
+        sink.close()
+    ids = [json.loads(line)["call_id"] for line in path.read_text().splitlines()]
+    assert len(ids) == 1000
+    assert len(set(ids)) == 1000
+
+
+def test_emit_is_cheap(tmp_path: Path) -> None:
+    """Emitting does no I/O: ten thousand emits take a few milliseconds."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=60, max_buffer=1_000_000)
+    events = [event(f"c{n}") for n in range(10_000)]
+    start = time.perf_counter()
+    for item in events:
+        sink.emit(item)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.1
+    sink.close()
+    assert sink.path.read_text().count("\n") == 10_000
+
+
+def test_io_failure_warns(tmp_path: Path) -> None:
+    """A write that fails is a warning, never an exception into the executor."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=60)
+    sink.path.unlink()
+    sink.path.mkdir()
+    sink.emit(event())
+    with pytest.warns(RuntimeWarning, match="could not write 1 event"):
+        sink.flush()
+    sink.close()
+
+
+def test_refuses_tool_roots(tmp_path: Path) -> None:
+    """The log cannot live where a tool may write."""
+    with pytest.raises(ValueError, match="tools may write"):
+        JsonlAuditSink(tmp_path / "root" / "audit.jsonl", forbidden_roots=[tmp_path / "root"])
+
+
+def test_default_path_in_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a path the log is `audit.jsonl` in the user's state directory."""
+    monkeypatch.setenv("INVOKIT_STATE_DIR", str(tmp_path))
+    sink = JsonlAuditSink()
+    assert sink.path == tmp_path / "audit.jsonl"
+    assert repr(sink) == f"JsonlAuditSink({str(tmp_path / 'audit.jsonl')!r})"
+    sink.close()
+
+
+def test_reader_skips_torn_last_line(tmp_path: Path) -> None:
+    """A reader tailing the log ignores a last line that is still being written."""
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"call_id": "c1"}\n{"call_id": "c')
+    assert [r["call_id"] for r in read_jsonl(path)] == ["c1"]
