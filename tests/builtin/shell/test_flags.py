@@ -105,6 +105,10 @@ from invokit.builtin.shell._flags import find_refusal
         pytest.param(["timeout", "5", "rm"], "5", id="timeout"),
         pytest.param(["nice", "rm"], "rm", id="nice"),
         pytest.param(["busybox", "rm", "-rf", "/"], "rm", id="busybox"),
+        pytest.param(["env", "A=1", "sh", "-c", "id"], "sh", id="env-command"),
+        pytest.param(["env", "-S", "sh -c id"], "-S", id="env-split-string"),
+        pytest.param(["env", "-u", "HOME", "sh"], "-u", id="env-unset"),
+        pytest.param(["sed", "s/a/b/gX"], "s/a/b/gX", id="sed-unknown-s-flag"),
     ],
 )
 def test_code_running_argument_is_refused(argv: list[str], argument: str) -> None:
@@ -146,6 +150,8 @@ def test_code_running_argument_is_refused(argv: list[str], argument: str) -> Non
         pytest.param(["tar", "tzf", "a.tgz"], id="tar-old-style-list"),
         pytest.param(["sort", "-k2", "f"], id="sort"),
         pytest.param(["xargs"], id="xargs-alone"),
+        pytest.param(["env"], id="env-alone"),
+        pytest.param(["env", "-i", "A=1"], id="env-assignments"),
         pytest.param(["ls", "-la", "--exec"], id="unlisted-program"),
     ],
 )

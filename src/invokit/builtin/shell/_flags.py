@@ -38,8 +38,27 @@ def find_refusal(argv: Sequence[str]) -> Refusal | None:
             reason=f"{program} runs the program named in its arguments, bypassing the allow "
             "rules; allow that program directly instead",
         )
+    if program == "env":
+        return _check_env(program, argv[1:])
     check = _CHECKS.get(program)
     return None if check is None else check(program, argv[1:])
+
+
+_ENV_PLAIN = frozenset({"-", "-i", "-0", "--ignore-environment", "--null"})
+
+
+def _check_env(program: str, args: Sequence[str]) -> Refusal | None:
+    """``env`` only prints or sets variables here; given a command (or ``-S``) it is refused."""
+    for arg in args:
+        if arg in _ENV_PLAIN or ("=" in arg and not arg.startswith("-")):
+            continue
+        return Refusal(
+            program=program,
+            argument=arg,
+            reason="env runs the program named in its arguments, bypassing the allow rules; "
+            "allow that program directly instead",
+        )
+    return None
 
 
 # -- option scanning ----------------------------------------------------------------------
