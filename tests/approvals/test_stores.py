@@ -178,3 +178,30 @@ async def test_concurrent_consumers_one_wins(store: ApprovalStore, clock: Clock)
         for _ in range(20):
             group.start_soon(consume)
     assert sorted(outcomes) == ["lost"] * 19 + ["won"]
+
+
+async def test_find_approved_matches_exactly(store: ApprovalStore, clock: Clock) -> None:
+    """`find_approved` returns an approved, unused, unexpired request bound to the same call."""
+    request = make_request(clock)
+    other = make_request(clock, path="src/other.py")
+    await store.put(request)
+    await store.put(other)
+    key = (request.tool, request.spec_fingerprint, request.arguments_hash, request.session_id)
+    assert await store.find_approved(*key) is None
+    await store.resolve(request.id, ApprovalDecision.approve())
+    assert await store.find_approved(*key) == request
+    assert await store.find_approved(request.tool, "other-version", *key[2:]) is None
+    assert await store.find_approved(*key[:3], "another-session") is None
+    assert await store.find_approved("fs.delete", *key[1:]) is None
+    await store.consume(request.id)
+    assert await store.find_approved(*key) is None
+
+
+async def test_find_approved_ignores_expired(store: ApprovalStore, clock: Clock) -> None:
+    """An approval past its expiry is never found for reuse."""
+    request = make_request(clock, ttl=10)
+    await store.put(request)
+    await store.resolve(request.id, ApprovalDecision.approve())
+    clock.now += 10
+    key = (request.tool, request.spec_fingerprint, request.arguments_hash, request.session_id)
+    assert await store.find_approved(*key) is None
