@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from invokit import Tool, ToolContext
+from invokit import Completed, Executor, Tool, ToolCall, ToolContext
 from invokit.builtin.web_search import (
     BraveSearch,
     SearchResult,
@@ -23,7 +23,7 @@ from invokit.exceptions import (
     RetryWithFeedback,
     ToolFailed,
 )
-from invokit.permissions import NetworkAccess
+from invokit.permissions import NetworkAccess, Policy
 from tests.builtin.http.server import RecordingServer, Reply
 from tests.builtin.web_search.conftest import payload
 
@@ -142,3 +142,17 @@ def test_all_is_sorted_and_importable() -> None:
 
     assert list(package.__all__) == sorted(package.__all__)
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+async def test_search_runs_through_the_executor(backend: RecordingServer) -> None:
+    """Through the Executor a search completes with the results as structured output."""
+    tool = search_tool(backend, max_results=1)
+    executor = Executor([tool], policy=Policy.allow_all())
+    outcome = await executor.execute(
+        ToolCall(id="c1", name="web.search", arguments='{"query": "asyncio"}')
+    )
+    assert isinstance(outcome, Completed)
+    assert not outcome.result.is_error
+    assert outcome.result.structured["results"][0]["url"] == (
+        "https://docs.python.org/3/library/asyncio.html"
+    )

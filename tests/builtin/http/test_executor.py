@@ -1,0 +1,63 @@
+"""``http.fetch`` run through the Executor: policy first, the guard inside, errors as results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from invokit import Completed, Executor, ToolCall
+from invokit.builtin.http import http
+from invokit.permissions import Policy
+from tests.builtin.http.server import RecordingServer, Reply
+
+pytestmark = pytest.mark.anyio
+
+
+def call(url: str, **extra: object) -> ToolCall:
+    return ToolCall(id="c1", name="http.fetch", arguments=json.dumps({"url": url, **extra}))
+
+
+async def test_a_fetch_completes_with_structured_output(victim: RecordingServer) -> None:
+    """An allowed fetch completes; the structured result carries status, URL and text."""
+    victim.route("/", Reply(body=b"<p>hi</p>", headers={"Content-Type": "text/html"}))
+    executor = Executor(http(allow_private=True), policy=Policy.allow_all())
+    outcome = await executor.execute(call(victim.url()))
+    assert isinstance(outcome, Completed)
+    assert not outcome.result.is_error
+    structured = outcome.result.structured
+    assert (structured["status"], structured["text"], structured["url"]) == (
+        200,
+        "hi",
+        victim.url(),
+    )
+
+
+async def test_the_guard_refusal_is_a_denied_result(victim: RecordingServer) -> None:
+    """With every call allowed by policy, the guard still refuses loopback as kind 'denied'."""
+    executor = Executor(http(), policy=Policy.allow_all())
+    outcome = await executor.execute(call(f"http://0x7f.1:{victim.port}/"))
+    assert outcome.result.is_error
+    assert outcome.result.error is not None
+    assert outcome.result.error.kind == "denied"
+    assert victim.received == []
+
+
+async def test_policy_on_the_url_runs_before_the_fetch(victim: RecordingServer) -> None:
+    """A deny rule on the declared URL stops the call before any request is made."""
+    policy = Policy(
+        allow=["http.fetch"], deny=[f"http.fetch(net:http://127.0.0.1:{victim.port}/*)"]
+    )
+    executor = Executor(http(allow_private=True), policy=policy)
+    outcome = await executor.execute(call(victim.url("/secret")))
+    assert outcome.result.is_error
+    assert victim.received == []
+
+
+async def test_disallowed_methods_are_denied_results(victim: RecordingServer) -> None:
+    """A method outside the toolset's list comes back as a 'denied' error result."""
+    executor = Executor(http(allow_private=True), policy=Policy.allow_all())
+    outcome = await executor.execute(call(victim.url(), method="POST", body="x"))
+    assert outcome.result.error is not None
+    assert outcome.result.error.kind == "denied"
+    assert victim.received == []
