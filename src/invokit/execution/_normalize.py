@@ -20,9 +20,9 @@ _PARTS = (TextPart, JsonPart, ImagePart, ResourceLink)
 
 
 def value_to_result(call: ToolCall, value: Any) -> ToolResult:
-    """A successful result from a tool's return value.
+    """A new successful result from a tool's return value.
 
-    ``str`` becomes text; a ``ToolResult`` is kept (ids set to the call's); content parts are
+    ``str`` becomes text; a ``ToolResult`` is copied with the call's ids; content parts are
     kept as parts; anything else is converted to JSON and becomes both a JSON part and the
     ``structured`` value.
     """
@@ -31,8 +31,7 @@ def value_to_result(call: ToolCall, value: Any) -> ToolResult:
             call_id=call.id, name=call.name, content=(TextPart(text=value),), structured=value
         )
     if isinstance(value, ToolResult):
-        if value.call_id == call.id and value.name == call.name:
-            return value
+        # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(
             call_id=call.id,
             name=call.name,
