@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import ssl
 import threading
 import time
@@ -44,7 +45,8 @@ class RecordingServer:
         self.routes: dict[str, Route] = {}
         self.received: list[Received] = []
         self.stopping = threading.Event()
-        self._httpd = _Server((host, 0), _handler_for(self))
+        server_class = _Server6 if ":" in host else _Server
+        self._httpd = server_class((host, 0), _handler_for(self))
         if tls is not None:
             self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self.host = host
@@ -52,7 +54,8 @@ class RecordingServer:
 
     def url(self, path: str = "/", *, scheme: str = "http", host: str | None = None) -> str:
         """The URL of ``path`` on this server, optionally under another host name."""
-        return f"{scheme}://{host or self.host}:{self.port}{path}"
+        name = host or (f"[{self.host}]" if ":" in self.host else self.host)
+        return f"{scheme}://{name}:{self.port}{path}"
 
     def route(self, path: str, reply: Reply | Route) -> None:
         """Answer ``path`` with a fixed reply or a handler."""
@@ -81,6 +84,10 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients that hang up mid-body (the size cap) are expected, not errors."""
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
 
 def _handler_for(server: RecordingServer) -> type[BaseHTTPRequestHandler]:

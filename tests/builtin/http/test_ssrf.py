@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -57,6 +57,8 @@ def guarded(calls: list[str] | None = None, **answers: list[list[str]]) -> Fetch
         pytest.param("[::127.0.0.1]", id="ipv4-compatible"),
         pytest.param("127．0．0．1", id="fullwidth-dots"),
         pytest.param("127。0。0。1", id="ideographic-dots"),
+        pytest.param("%31%32%37.0.0.1", id="percent-encoded"),
+        pytest.param("127.0.0.1.", id="trailing-dot"),
     ],
 )
 async def test_loopback_in_every_encoding_is_refused(victim: RecordingServer, host: str) -> None:
@@ -183,3 +185,28 @@ async def test_host_header_cannot_be_overridden(site: RecordingServer) -> None:
     with pytest.raises(RetryWithFeedback):
         await guarded().fetch(site.url(), headers={"Host": "metadata.google.internal"})
     assert site.received == []
+
+
+@pytest.fixture
+def victim6() -> Iterator[RecordingServer]:
+    """A server on the IPv6 loopback address."""
+    with RecordingServer("::1").running() as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["[::1]", "[0:0:0:0:0:0:0:1]", "[0::01]"],
+)
+async def test_ipv6_loopback_is_refused(victim6: RecordingServer, host: str) -> None:
+    """IPv6 loopback spellings are refused and the IPv6 server sees nothing."""
+    with pytest.raises(AccessDenied):
+        await Fetcher(guard=UrlGuard()).fetch(f"http://{host}:{victim6.port}/")
+    assert victim6.received == []
+
+
+async def test_ipv6_literals_are_pinned_when_allowed(victim6: RecordingServer) -> None:
+    """With allow_private an IPv6 literal is fetched through the pinned transport."""
+    victim6.route("/", Reply(body=b"six", headers={"Content-Type": "text/plain"}))
+    result = await Fetcher(guard=UrlGuard(allow_private=True)).fetch(victim6.url())
+    assert (result.text, result.url) == ("six", f"http://[::1]:{victim6.port}/")
