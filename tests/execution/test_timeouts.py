@@ -103,3 +103,32 @@ async def test_caller_cancellation_propagates_after_recording() -> None:
     assert not reached_after
     failed = sink.of("failed")
     assert len(failed) == 1 and failed[0].data["kind"] == "cancelled"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_tools_that_open_cancel_scopes_first(anyio_backend: str) -> None:
+    """A tool that opens cancel scopes and task groups before it first waits runs normally and
+    still times out cleanly."""
+
+    @tool(read_only=True, timeout=5)
+    async def scoped(delay: float) -> str:
+        """Open a scope and a task group, then wait."""
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(anyio.sleep, delay / 2)
+                await anyio.sleep(delay)
+        return "done"
+
+    @tool(read_only=True, timeout=0.05)
+    async def stuck() -> str:
+        """Open a scope, then wait too long."""
+        with anyio.CancelScope():
+            await anyio.sleep(10)
+        return "never"
+
+    executor = Executor([scoped, stuck])
+    ok = await executor.execute(ToolCall(id="1", name="scoped", arguments={"delay": 0.01}))
+    late = await executor.execute(ToolCall(id="2", name="stuck"))
+    assert isinstance(ok, Completed) and ok.result.text == "done"
+    assert isinstance(late, Completed)
+    assert late.result.error is not None and late.result.error.kind == "timeout"

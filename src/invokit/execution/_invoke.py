@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Coroutine, Generator
 from typing import Any
 
@@ -45,11 +46,18 @@ class _Resume:
 async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
     """Run ``coro``; return ``(value, timed_out)``.
 
-    The first step runs eagerly: a tool that finishes without waiting (most trivial tools do)
-    needs no cancel scope at all, which keeps the executor's overhead near the floor. A tool
-    that waits continues inside ``anyio.move_on_after(seconds)`` and honours the caller's
-    cancellation at every suspension, as usual.
+    On asyncio the first step runs eagerly: a tool that finishes without waiting (most trivial
+    tools do) needs no timer at all. A tool that waits gets a deadline that cancels the task the
+    way ``asyncio.timeout`` does. That cancellation is native, so it composes with any cancel
+    scopes the tool itself opened in its first step (a scope entered afterwards would not nest).
+    On other backends (trio) the whole call runs inside ``anyio.move_on_after``.
     """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        with anyio.move_on_after(seconds) as scope:
+            value = await coro
+        return (None, True) if scope.cancelled_caught else (value, False)
     try:
         first = coro.send(None)
     except StopIteration as stop:
@@ -57,8 +65,28 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
     except BaseException:
         coro.close()
         raise
-    with anyio.move_on_after(seconds) as scope:
+    task = asyncio.current_task()
+    assert task is not None
+    cancelling = task.cancelling()
+    fired = False
+
+    def expire() -> None:
+        nonlocal fired
+        fired = True
+        task.cancel()
+
+    handle = loop.call_at(loop.time() + seconds, expire)
+    try:
         value = await _Resume(coro, first)
-    if scope.cancelled_caught:
+    except asyncio.CancelledError:
+        if fired and task.uncancel() <= cancelling:
+            return None, True
+        raise
+    finally:
+        handle.cancel()
+    if fired:
+        # The tool swallowed the cancellation and returned anyway: undo our cancel request, and
+        # report what happened (it ran past its deadline).
+        task.uncancel()
         return None, True
     return value, False
