@@ -1,0 +1,30 @@
+"""MCP both ways: serve a registry as an MCP server, and use an MCP server's tools.
+
+Needs the ``mcp`` extra (``pip install "invokit[mcp]"``)::
+
+    from invokit.mcp import serve
+    await serve(registry, executor, transport="http")   # http://127.0.0.1:8765/mcp
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _mcp  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from invokit.exceptions import MissingExtra
+
+    raise MissingExtra("invokit.mcp", "mcp") from exc
+
+from invokit.mcp._convert import to_call_tool_result, to_mcp_tool
+from invokit.mcp._sanitize import printable
+from invokit.mcp._serve import serve
+from invokit.mcp._server import ToolServer, build_server
+
+__all__ = [
+    "ToolServer",
+    "build_server",
+    "printable",
+    "serve",
+    "to_call_tool_result",
+    "to_mcp_tool",
+]

@@ -1,0 +1,91 @@
+"""Asking the person behind an MCP client to approve a call, through elicitation.
+
+The question names the tool, shows the exact arguments and says why the policy asked, all with
+control characters and terminal escapes removed. Only an explicit "approve" runs the call: a
+dismissed prompt leaves the approval pending (it can still be approved elsewhere), and a client
+that cannot ask never causes an approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from invokit.approvals import ApprovalRequest
+from invokit.mcp._sanitize import printable, printable_json
+
+APPROVE_FIELD = "approve"
+
+REQUESTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        APPROVE_FIELD: {
+            "type": "boolean",
+            "title": "Approve this call",
+            "description": "Run the tool once with exactly these arguments.",
+        },
+        "reason": {
+            "type": "string",
+            "title": "Reason (optional)",
+            "description": "Told to the model when you refuse.",
+        },
+    },
+    "required": [APPROVE_FIELD],
+}
+"""The form a client shows: one required yes/no, and an optional reason for a refusal."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answer:
+    """What the person said: ``approve``, ``deny``, or ``none`` (dismissed, or no answer)."""
+
+    verdict: Literal["approve", "deny", "none"]
+    reason: str | None = None
+
+
+def approval_question(request: ApprovalRequest) -> str:
+    """The elicitation message for ``request``: tool, why, side effects, exact arguments, id."""
+    lines = [
+        f"Allow the tool {printable(request.tool, keep_newlines=False)!r} to run?",
+        "",
+        f"Why approval is needed: {printable(request.reason or 'the policy asks', keep_newlines=False)}",
+    ]
+    if request.rule:
+        lines.append(f"Policy rule: {printable(request.rule, keep_newlines=False)}")
+    if request.requests:
+        lines.append("It will:")
+        for item in request.requests:
+            target = printable(item.target(), keep_newlines=False)
+            lines.append(f"  - {printable(item.kind, keep_newlines=False)}: {target}")
+    lines += [
+        "Arguments:",
+        printable_json(request.arguments),
+        "",
+        f"Approval id: {request.id}",
+    ]
+    return "\n".join(lines)
+
+
+def read_answer(action: str, content: dict[str, Any] | None) -> Answer:
+    """The person's answer from an elicitation result; anything unclear is not an approval."""
+    reason = None
+    if content is not None and isinstance(content.get("reason"), str) and content["reason"]:
+        reason = printable(str(content["reason"]), keep_newlines=False)[:500]
+    if action == "accept":
+        if content is not None and content.get(APPROVE_FIELD) is True:
+            return Answer(verdict="approve")
+        return Answer(verdict="deny", reason=reason or "the user did not approve it")
+    if action == "decline":
+        return Answer(verdict="deny", reason=reason or "the user declined")
+    return Answer(verdict="none")
+
+
+def pending_message(request: ApprovalRequest) -> str:
+    """The error text for a call that waits for approval: the id and how to approve it."""
+    return (
+        f"Tool {request.tool!r} needs a person's approval before it runs "
+        f"({printable(request.reason or 'the policy asks', keep_newlines=False)}). "
+        f"Approval id: {request.id}. Nothing ran. Ask the user to approve it in a terminal with "
+        f"`invokit approvals approve {request.id}`, then call the tool again with exactly the "
+        "same arguments."
+    )

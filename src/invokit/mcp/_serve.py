@@ -1,0 +1,126 @@
+"""Running the MCP server: over stdio, or streamable HTTP bound to loopback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import anyio
+
+from invokit.execution import Executor
+from invokit.mcp._server import build_server
+from invokit.registry import Registry
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+async def serve(
+    registry: Registry,
+    executor: Executor,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    name: str = "invokit",
+    allowed_origins: Sequence[str] = (),
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
+
+    Cancelling it (Ctrl-C in a CLI) shuts down cleanly: calls in flight are cancelled and
+    pending approvals stay valid in the executor's store.
+
+    Args:
+        registry: the tools to list.
+        executor: runs every call (policy, approvals, limits, audit).
+        transport: ``stdio`` (launched by a desktop client) or ``http`` (streamable HTTP).
+        host: the address HTTP binds to; loopback by default. The ``Host`` and ``Origin``
+            headers of every request are checked against it (DNS-rebinding protection).
+        port: the HTTP port; ``0`` picks a free one (``ready`` receives the real URL).
+        name: the server name clients see.
+        allowed_origins: more browser origins allowed to call the HTTP server
+            (``https://app.example``); the server's own origin is always allowed.
+        ready: called once serving, with the URL (``http://127.0.0.1:8765/mcp``) or ``stdio``.
+    """
+    server = build_server(registry, executor, name=name)
+    if transport == "stdio":
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            if ready is not None:
+                ready("stdio")
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return
+    if transport != "http":
+        raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+    await _serve_http(server, host, port, tuple(allowed_origins), ready)
+
+
+def security_settings(host: str, port: int, allowed_origins: Sequence[str] = ()) -> Any:
+    """Host and Origin checks for a server listening on ``host:port``."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    names = [shown]
+    if shown in _LOOPBACK_NAMES:
+        names = list(_LOOPBACK_NAMES)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:{port}" for n in names],
+        allowed_origins=[f"http://{n}:{port}" for n in names] + list(allowed_origins),
+    )
+
+
+async def _serve_http(
+    server: Any,
+    host: str,
+    port: int,
+    allowed_origins: tuple[str, ...],
+    ready: Callable[[str], None] | None,
+) -> None:
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    bound = sock.getsockname()[1]
+    app = server.streamable_http_app(
+        host=host, transport_security=security_settings(host, bound, allowed_origins)
+    )
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
+    )
+    http = uvicorn.Server(config)
+    shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host
+    url = f"http://{shown}:{bound}/mcp"
+    done = anyio.Event()
+
+    async def run() -> None:
+        # Shielded: uvicorn shuts down when told to (should_exit), not by a cancelled await in
+        # the middle of its loop, so sessions close and the socket is released.
+        with anyio.CancelScope(shield=True):
+            try:
+                await http.serve(sockets=[sock])
+            finally:
+                done.set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            try:
+                # uvicorn has no "started" event to wait on, only a flag.
+                while not http.started and not done.is_set():  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+                if http.started and ready is not None:
+                    ready(url)
+                await done.wait()
+            finally:
+                http.should_exit = True
+    finally:
+        sock.close()

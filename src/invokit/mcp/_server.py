@@ -1,0 +1,263 @@
+"""An invokit registry served as an MCP server, every call through the executor.
+
+Built on the SDK's low-level ``Server``: ``tools/list`` comes from the registry (sorted, cached
+and rebuilt only when the registry changes, with ``notifications/tools/list_changed`` sent to
+every connected client); ``tools/call`` runs ``executor.execute`` and answers with the result,
+errors included as ``isError`` results. Approvals are asked through elicitation when the client
+can; otherwise the call answers with an error that names the approval id and how to approve it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+
+from invokit._calls import ToolCall, ToolResult
+from invokit._spec import ToolSpec
+from invokit.exceptions import ApprovalError
+from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
+from invokit.mcp._elicit import REQUESTED_SCHEMA, approval_question, pending_message, read_answer
+from invokit.registry import Registry
+from invokit.tools import Progress
+
+logger = logging.getLogger("invokit.mcp")
+
+_SESSION_STATE = "invokit.session_id"
+Context = Any
+"""The SDK's ``ServerRequestContext`` (its generic parameters add nothing here)."""
+
+
+class _InvokitServer(Server[dict[str, Any]]):
+    """The SDK server, announcing ``tools.listChanged`` on every transport."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class ToolServer:
+    """The handlers behind :func:`build_server`: listing, calling, approvals, change notices.
+
+    Args:
+        registry: the tools to list (their calls are looked up in ``executor.registry``).
+        executor: runs every call; its policy, approvals and limits apply.
+    """
+
+    def __init__(self, registry: Registry, executor: Executor) -> None:
+        self.registry = registry
+        self.executor = executor
+        self._listed: list[ToolSpec] = []
+        self._listing: dict[str, Any] | None = None
+        self._shapes: dict[str, tuple[ToolSpec, OutputShape]] = {}
+        self._connections: dict[int, Any] = {}
+        self._changed: anyio.Event | None = None
+        registry.subscribe(self._on_registry_change)
+
+    # -- tools/list ---------------------------------------------------------------------
+
+    def listing(self) -> dict[str, Any]:
+        """The ``tools/list`` result in wire form, rebuilt only when a spec changed."""
+        specs = self.registry.specs()
+        cached = self._listing
+        if (
+            cached is not None
+            and len(specs) == len(self._listed)
+            and all(a is b for a, b in zip(specs, self._listed, strict=True))
+        ):
+            return cached
+        tools = []
+        for spec in specs:
+            shape = self._shape(spec)
+            tools.append(tool_dict(spec, shape))
+        self._listed = specs
+        self._listing = {"tools": tools}
+        return self._listing
+
+    async def list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        return self.listing()
+
+    def _shape(self, spec: ToolSpec) -> OutputShape:
+        entry = self._shapes.get(spec.name)
+        if entry is not None and entry[0] is spec:
+            return entry[1]
+        shape = OutputShape.of(spec)
+        self._shapes[spec.name] = (spec, shape)
+        return shape
+
+    # -- tools/call ---------------------------------------------------------------------
+
+    async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+        call = ToolCall(
+            id=str(ctx.request_id),
+            name=params.name,
+            arguments=params.arguments if params.arguments is not None else {},
+            session_id=self._session_id(ctx),
+        )
+        meta = ctx.meta
+        on_progress = None
+        if meta and meta.get("progress_token") is not None:
+            on_progress = _progress_reporter(ctx)
+        outcome = await self.executor.execute(call, on_progress=on_progress)
+        if isinstance(outcome, Interrupted):
+            return await self._interrupted(ctx, outcome, on_progress)
+        return self._answer(outcome.result)
+
+    def _answer(self, result: ToolResult) -> dict[str, Any]:
+        if result.is_error:
+            return result_dict(result)
+        found = self.executor.registry.get(result.name)
+        spec = found.current_spec() if found is not None else None
+        return result_dict(result, self._shape(spec) if spec is not None else None)
+
+    async def _interrupted(
+        self, ctx: Context, outcome: Interrupted, on_progress: Any
+    ) -> dict[str, Any]:
+        interrupt = outcome.interrupt
+        if not isinstance(interrupt, ApprovalRequired):
+            placeholder = outcome.result
+            message = placeholder.error.message if placeholder.error else interrupt.message()
+            return error_dict(f"{interrupt.kind}_required", message, {"interrupt_id": interrupt.id})
+        request = interrupt.request
+        answer = await self._elicit(ctx, interrupt)
+        if answer is None or answer.verdict == "none":
+            return error_dict(
+                "approval_required", pending_message(request), {"approval_id": request.id}
+            )
+        try:
+            resumed: Outcome = await self.executor.resume(
+                request.id,
+                approve=answer.verdict == "approve",
+                reason=answer.reason,
+                by="elicitation",
+                on_progress=on_progress,
+            )
+        except ApprovalError as exc:
+            return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
+        if isinstance(resumed, Interrupted):
+            return error_dict(
+                "approval_required", pending_message(request), {"approval_id": request.id}
+            )
+        return self._answer(resumed.result)
+
+    async def _elicit(self, ctx: Context, interrupt: ApprovalRequired) -> Any:
+        """Ask through the client, if it can ask; ``None`` when it cannot (never an approval)."""
+        session = ctx.session
+        capabilities = session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None or not session.can_send_request:
+            return None
+        question = approval_question(interrupt.request)
+        try:
+            with anyio.move_on_after(self.executor.limits.approval_ttl):
+                reply = await session.elicit_form(
+                    question, REQUESTED_SCHEMA, related_request_id=ctx.request_id
+                )
+                return read_answer(reply.action, reply.content)
+        except Exception as exc:  # a client that fails to ask leaves the approval pending
+            logger.warning("elicitation for approval %s failed: %r", interrupt.id, exc)
+        return None
+
+    # -- sessions and change notices ----------------------------------------------------
+
+    def _session_id(self, ctx: Context) -> str | None:
+        """A stable id for the client connection: approvals and session grants bind to it."""
+        connection = _connection(ctx)
+        if connection is None:
+            return None
+        state: dict[str, Any] = connection.state
+        found = state.get(_SESSION_STATE)
+        if found is None:
+            found = state[_SESSION_STATE] = connection.session_id or "mcp_" + secrets.token_urlsafe(
+                12
+            )
+        return str(found)
+
+    async def initialized(self, ctx: Context, params: types.NotificationParams) -> None:
+        """Remember a connection, so it hears about tool list changes until it closes."""
+        connection = _connection(ctx)
+        if connection is None:
+            return
+        key = id(connection)
+        self._connections[key] = connection
+        connection.exit_stack.callback(self._connections.pop, key, None)
+
+    def _on_registry_change(self) -> None:
+        self._listing = None
+        if self._changed is not None:
+            self._changed.set()
+
+    async def _announce_changes(self) -> None:
+        while True:
+            self._changed = anyio.Event()
+            await self._changed.wait()
+            for connection in list(self._connections.values()):
+                with anyio.move_on_after(5):
+                    await connection.send_tool_list_changed()
+
+    @asynccontextmanager
+    async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """Runs while the server runs: the task that sends ``tools/list_changed``."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._announce_changes)
+            try:
+                yield {}
+            finally:
+                group.cancel_scope.cancel()
+
+
+def _connection(ctx: Context) -> Any:
+    # The SDK 2.3 hands low-level handlers a per-request ServerSession whose Connection (the
+    # per-client state and standalone channel) is not public yet.
+    return getattr(ctx.session, "_connection", None)
+
+
+def _progress_reporter(ctx: Context) -> Any:
+    """Sends each executor progress report as an MCP progress notification."""
+    session = ctx.session
+    last = 0.0
+
+    async def report(progress: Progress) -> None:
+        nonlocal last
+        # A streaming tool's plain yields carry data, not numbers: count them on from the last
+        # number sent, since MCP progress must grow with every notification.
+        value = progress.progress if progress.progress is not None else last + 1
+        last = max(last, value)
+        await session.report_progress(value, progress.total, progress.message)
+
+    return report
+
+
+def build_server(registry: Registry, executor: Executor, *, name: str = "invokit") -> Server[Any]:
+    """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
+
+    Run it with ``server.run(read_stream, write_stream, server.create_initialization_options())``
+    or mount ``server.streamable_http_app()``; :func:`serve` does either.
+    """
+    from invokit import __version__
+
+    handlers = ToolServer(registry, executor)
+    server = _InvokitServer(name, version=__version__, lifespan=handlers.lifespan)
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
+    server.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, handlers.initialized
+    )
+    return server
