@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from invokit import Executor, Limits, Policy, ToolCall, tool
-from invokit.execution._audit_jsonl import JsonlAuditSink
+from invokit.execution import JsonlAuditSink
 
 ARGS = '{"city": "Madrid", "days": 3, "metric": true}'
 AUDIT_TYPES = ("approval_requested", "approval_resolved", "completed", "failed", "interrupted")

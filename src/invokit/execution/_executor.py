@@ -418,10 +418,13 @@ class Executor:
             )
             if request is None:
                 return None
+            pending = await self.approvals.get(request.id)
+            edited = pending.decision.arguments if pending.decision is not None else None
+            if edited is not None and canonical_hash(edited) != canonical_hash(args):
+                # The person approved other arguments: only resume() may run those.
+                return None
             record = await self.approvals.consume(request.id)
             self._emit_resolved(call, record.request, record.decision, consumed=True)
-            if record.decision is not None and record.decision.arguments is not None:
-                return None  # the person approved other arguments than these
             return record.request
         except ApprovalError:
             return None
