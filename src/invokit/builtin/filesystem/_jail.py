@@ -23,7 +23,7 @@ from typing import Literal
 from invokit.builtin.filesystem._paths import denied, display
 from invokit.exceptions import ToolFailed
 
-__all__ = ["DIR_FLAGS", "FILE_FLAGS", "EntryKind", "Jail", "entry_kind"]
+__all__ = ["DIR_FLAGS", "FILE_FLAGS", "EntryKind", "Jail", "entry_kind", "os_errors"]
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 """Open a directory, never through a link."""
@@ -288,3 +288,21 @@ def explain(dir_fd: int, name: str, shown: str, error: OSError, *, want_dir: boo
         kind="os_error",
         data={"path": shown, "errno": errno.errorcode.get(error.errno or 0, "")},
     )
+
+
+@contextmanager
+def os_errors(shown: str) -> Iterator[None]:
+    """Report an unexpected OS failure on ``shown`` as a tool failure that names it.
+
+    The one place where a failing system call (a directory removed under us, a full disk,
+    no permission) becomes a result the model can read.
+    """
+    try:
+        yield
+    except OSError as error:
+        code = errno.errorcode.get(error.errno or 0, "")
+        raise ToolFailed(
+            f"Cannot complete the operation on {shown!r}: {error.strerror or error}",
+            kind="os_error",
+            data={"path": shown, "errno": code},
+        ) from None

@@ -10,7 +10,7 @@ import io
 from datetime import UTC, datetime
 
 from invokit.builtin.filesystem._globbing import compile_glob
-from invokit.builtin.filesystem._jail import Jail, entry_kind
+from invokit.builtin.filesystem._jail import Jail, entry_kind, os_errors
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._results import (
     FileContent,
@@ -46,7 +46,7 @@ def read_file(
     parts = split_relative(path)
     shown = display(parts)
     fd, status = jail.open_file(parts)
-    with open(fd, "rb") as handle:
+    with os_errors(shown), open(fd, "rb") as handle:
         if binary:
             if offset != 1 or limit is not None:
                 raise RetryWithFeedback("offset and limit count lines; leave them out with binary")
@@ -138,12 +138,13 @@ def list_directory(
     parts = split_relative(path)
     entries: list[ListingEntry] = []
     truncated = False
-    for found in walk(jail, parts, max_depth=max_depth if recursive else 1):
-        if len(entries) == max_entries:
-            truncated = True
-            break
-        size = found.entry.stat(follow_symlinks=False).st_size if found.kind == "file" else None
-        entries.append(ListingEntry(path=found.path, type=found.kind, size=size))
+    with os_errors(display(parts)):
+        for found in walk(jail, parts, max_depth=max_depth if recursive else 1):
+            if len(entries) == max_entries:
+                truncated = True
+                break
+            size = found.entry.stat(follow_symlinks=False).st_size if found.kind == "file" else None
+            entries.append(ListingEntry(path=found.path, type=found.kind, size=size))
     return Listing(path=display(parts), entries=tuple(entries), truncated=truncated)
 
 

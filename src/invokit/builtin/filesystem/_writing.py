@@ -15,7 +15,7 @@ import stat
 
 from invokit.builtin.filesystem._atomic import write_atomic
 from invokit.builtin.filesystem._cancel import StopSignal
-from invokit.builtin.filesystem._jail import Jail, entry_kind, not_found
+from invokit.builtin.filesystem._jail import Jail, entry_kind, not_found, os_errors
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._results import (
     DeleteResult,
@@ -52,7 +52,8 @@ def write_file(
             if existing is not None:
                 jail.require_content_file(existing, shown)
             mode = stat.S_IMODE(existing.st_mode) if existing is not None else None
-            write_atomic(dir_fd, name, data, mode=mode, stop=stop)
+            with os_errors(shown):
+                write_atomic(dir_fd, name, data, mode=mode, stop=stop)
     except ToolFailed as error:
         if error.kind != "not_found" or create_parents:
             raise
@@ -77,7 +78,7 @@ def edit_file(
         raise RetryWithFeedback("old_text and new_text are the same; nothing would change")
     with jail.parent(parts) as (dir_fd, name):
         fd, before = jail.open_file_at(dir_fd, name, shown)
-        with open(fd, "rb") as handle:
+        with os_errors(shown), open(fd, "rb") as handle:
             data = handle.read(MAX_EDIT_BYTES + 1)
         if len(data) > MAX_EDIT_BYTES:
             raise ToolFailed(
@@ -115,7 +116,8 @@ def edit_file(
                 data={"path": shown},
             )
         payload = changed.encode("utf-8", "surrogateescape")
-        write_atomic(dir_fd, name, payload, mode=stat.S_IMODE(before.st_mode), stop=stop)
+        with os_errors(shown):
+            write_atomic(dir_fd, name, payload, mode=stat.S_IMODE(before.st_mode), stop=stop)
     return EditResult(
         path=shown, replacements=count if replace_all else 1, diff=_diff(shown, text, changed)
     )
@@ -225,7 +227,7 @@ def make_directory(jail: Jail, path: str) -> MkdirResult:
         if error.kind != "not_found":
             raise
         existed = False
-    with jail.directory(parts, create=True):
+    with os_errors(shown), jail.directory(parts, create=True):
         pass
     return MkdirResult(path=shown, created=not existed)
 
