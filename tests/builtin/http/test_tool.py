@@ -42,6 +42,7 @@ async def fetch(tool: Tool, **args: Any) -> FetchResult:
     return result
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_html_becomes_readable_text(victim: RecordingServer) -> None:
     """An HTML page comes back as text with its title, links made absolute, scripts gone."""
     victim.route("/", Reply(body=PAGE, headers={"Content-Type": "text/html; charset=utf-8"}))
@@ -101,6 +102,7 @@ def endless() -> Iterator[bytes]:
         yield b"x" * 4096
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_size_is_capped_while_streaming(victim: RecordingServer) -> None:
     """An endless body is cut at max_bytes and the result is marked truncated."""
     victim.route("/big", Reply(chunks=endless(), headers={"Content-Type": "text/plain"}))

@@ -11,6 +11,7 @@ import anyio
 import httpx
 
 from invokit.builtin.http._content import content_kind, render_body
+from invokit.builtin.http._decoding import ACCEPT_ENCODING, BodyDecoder
 from invokit.builtin.http._guard import UrlGuard
 from invokit.builtin.http._result import FetchResult
 from invokit.builtin.http._transport import PinnedBackend, PinnedTransport
@@ -26,6 +27,7 @@ _RESERVED_HEADERS = frozenset(
 # Credentials that must not follow a redirect to another origin.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+_DEFAULT_HEADERS = {"Accept": "*/*", "Accept-Encoding": ACCEPT_ENCODING}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -89,15 +91,20 @@ class Fetcher:
         self, url: httpx.URL, method: str, headers: dict[str, str], body: str | None, raw: bool
     ) -> FetchResult:
         backend = PinnedBackend()
+        # The transport is used without httpx.AsyncClient: the client's body iterators are
+        # generators that cannot be closed where they stand when the size cap stops reading.
         transport = PinnedTransport(backend, ssl_context=self._ssl_context())
         redirects: list[str] = []
-        async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=None) as client:
+        async with transport:
             while True:
                 backend.pin(await self.guard.check(url))
-                request = client.build_request(
-                    method, url, headers=headers, content=None if body is None else body.encode()
+                request = httpx.Request(
+                    method,
+                    url,
+                    headers=_request_headers(headers),
+                    content=None if body is None else body.encode(),
                 )
-                response = await _send(client, request)
+                response = await _send(transport, request)
                 try:
                     location = response.headers.get("location")
                     if response.status_code not in _REDIRECTS or not location:
@@ -151,32 +158,48 @@ class Fetcher:
         return httpx.create_ssl_context(verify=self.verify, trust_env=False)
 
 
-async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+async def _send(transport: PinnedTransport, request: httpx.Request) -> httpx.Response:
     try:
-        return await client.send(request, stream=True, follow_redirects=False)
+        response = await transport.handle_async_request(request)
     except httpx.TransportError as exc:
         raise ToolFailed(
             f"cannot fetch {request.url}: {exc or type(exc).__name__}",
             data={"url": str(request.url), "reason": "network"},
         ) from None
+    response.request = request
+    return response
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    url = str(response.url)
+    decoder = BodyDecoder(response.headers.get("content-encoding", ""), url=url)
     chunks: list[bytes] = []
     size = 0
+    stream = response.stream
+    assert isinstance(stream, httpx.AsyncByteStream)
     try:
-        async for chunk in response.aiter_bytes():
+        async for raw in stream:
+            # One byte past the limit is enough to know the body was cut.
+            chunk = decoder.decode(raw, limit + 1 - size)
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                # Stop reading here: the rest of the body never leaves the socket buffer.
+                # Stop here: the rest of the body is never read off the connection.
                 return b"".join(chunks)[:limit], True
     except httpx.HTTPError as exc:
         raise ToolFailed(
-            f"reading {response.url} failed: {exc or type(exc).__name__}",
-            data={"url": str(response.url), "reason": "network"},
+            f"reading {url} failed: {exc or type(exc).__name__}",
+            data={"url": url, "reason": "network"},
         ) from None
+    finally:
+        await response.aclose()
     return b"".join(chunks), False
+
+
+def _request_headers(headers: Mapping[str, str]) -> httpx.Headers:
+    merged = httpx.Headers(_DEFAULT_HEADERS)
+    merged.update(headers)  # case-insensitive: a model's "accept" replaces "Accept"
+    return merged
 
 
 def _merge_headers(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:

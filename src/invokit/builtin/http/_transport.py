@@ -8,10 +8,12 @@ from this transport to a DNS lookup.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 
+import anyio
 import httpcore
 import httpx
 
@@ -97,7 +99,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
                 target=request.url.raw_path,
             ),
             headers=request.headers.raw,
-            content=_request_body(request),
+            content=_request_content(request),
             extensions=request.extensions,
         )
         with _mapped_errors(request):
@@ -114,23 +116,69 @@ class PinnedTransport(httpx.AsyncBaseTransport):
 
 
 class _ResponseStream(httpx.AsyncByteStream):
+    """The body of one response, closed where it stands when the reader stops early."""
+
+    def __init__(self, response: httpcore.Response, request: httpx.Request) -> None:
+        self._response = response
+        self._chunks = _Chunks(response, request)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks
+
+    async def aclose(self) -> None:
+        # Shielded: it never waits on the peer, and a cancelled close would leave httpcore's
+        # generators half-run.
+        with anyio.CancelScope(shield=True):
+            await self._chunks.abandon(self._response)
+            await self._response.aclose()
+
+
+class _Chunks:
+    """An iterator over httpcore's body stream that can be abandoned part-way.
+
+    httpcore reads a body through nested async generators. Leaving them half-run (the size
+    cap stops reading early) hands them to the garbage collector, which trio reports; so an
+    abandoned body has its connection closed and the generators run out on the read error.
+    """
+
     def __init__(self, response: httpcore.Response, request: httpx.Request) -> None:
         self._response = response
         self._request = request
+        self._parts: AsyncIterator[bytes] | None = None
+        self._finished = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _mapped_errors(self._request):
-            async for chunk in self._response.aiter_stream():
-                yield chunk
+    def __aiter__(self) -> _Chunks:
+        return self
 
-    async def aclose(self) -> None:
-        await self._response.aclose()
+    async def __anext__(self) -> bytes:
+        if self._parts is None:
+            stream = self._response.stream
+            assert isinstance(stream, AsyncIterable)
+            self._parts = aiter(stream)
+        try:
+            with _mapped_errors(self._request):
+                return await anext(self._parts)
+        except BaseException:
+            self._finished = True
+            raise
+
+    async def abandon(self, response: httpcore.Response) -> None:
+        """Stop reading: close the connection, then let the generators end on the error."""
+        if self._parts is None or self._finished:
+            return
+        network = response.extensions.get("network_stream")
+        if network is not None:
+            await network.aclose()
+        while not self._finished:
+            # A read error (or the end) is expected: the connection was just closed.
+            with contextlib.suppress(Exception):
+                await self.__anext__()
 
 
-async def _request_body(request: httpx.Request) -> AsyncIterator[bytes]:
-    assert isinstance(request.stream, httpx.AsyncByteStream)
-    async for chunk in request.stream:
-        yield chunk
+def _request_content(request: httpx.Request) -> AsyncIterable[bytes]:
+    stream = request.stream
+    assert isinstance(stream, httpx.AsyncByteStream)
+    return stream
 
 
 # httpcore's exceptions, as the httpx ones callers catch.
