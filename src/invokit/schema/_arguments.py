@@ -7,6 +7,7 @@ comes back with its JSON pointer in one :class:`~invokit.exceptions.InvalidArgum
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -23,6 +24,8 @@ from invokit.exceptions import (
 )
 
 DEFAULT_MAX_DEPTH = 64
+_FLOAT_DIGITS = 308
+_BIG_EXPONENT = re.compile(rb"[0-9][eE][+-]?[0-9]{3}")
 _POSITION = re.compile(r" at line (\d+) column (\d+)$")
 _STRICT_INT = "x-invokit-strict-integer"
 
@@ -35,7 +38,7 @@ class _StrictInteger:
 
     def validate(self, instance: Any) -> None:
         if self.on and isinstance(instance, float):
-            raise ValueError(f"{instance!r} is a number with a fraction part; write an integer")
+            raise ValueError(f"{instance!r} is written as a decimal number; write an integer")
 
 
 def compile_schema(
@@ -113,7 +116,11 @@ class ArgumentValidator:
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
         """Every schema violation in ``value``, each with its JSON pointer."""
-        found = [_issue(error) for error in self._validator.iter_errors(value)]
+        found = [
+            _issue(error)
+            for error in self._validator.iter_errors(value)
+            if not _spurious_required(error)
+        ]
         found.sort(key=lambda issue: issue.path)
         return found
 
@@ -146,6 +153,11 @@ def parse_arguments(
         # A text shorter than twice the bound cannot nest deeper than it.
         if len(data) > 2 * max_depth and _depth(value) > max_depth:
             raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
+        # jiter reads 1e999 as inf; only a long text or a 3-digit exponent can overflow a float.
+        if (len(data) > _FLOAT_DIGITS or _BIG_EXPONENT.search(data)) and not _finite(value):
+            raise MalformedArguments(
+                "a number is too large for a float (it would be Infinity, which is not allowed)"
+            )
     if not isinstance(value, dict):
         raise InvalidArguments(
             [
@@ -166,19 +178,27 @@ def _malformed(message: str, data: bytes) -> MalformedArguments:
         return MalformedArguments(message)
     line, column = int(match.group(1)), int(match.group(2))
     reason = message[: match.start()]
+    if reason == "recursion limit exceeded":
+        # jiter stops near 200 levels, whatever max_depth says.
+        reason = "nesting is deeper than the JSON parser allows"
     if "duplicate key" in reason.lower():
         reason = reason.replace("Detected duplicate key", "duplicate key")
     lines = data.split(b"\n")
     offset = sum(len(chunk) + 1 for chunk in lines[: line - 1]) + column - 1
-    if reason == "expected value" and data[offset : offset + 9].lstrip(b"-+").startswith(
-        (b"NaN", b"Inf")
+    # jiter gives column 0 for an empty text; a position is never before the start.
+    offset = min(max(offset, 0), len(data))
+    # jiter points at "NaN", or just past the sign of "-Infinity".
+    around = (data[offset : offset + 9], data[max(offset - 1, 0) : offset + 9])
+    if reason in ("expected value", "invalid number") and any(
+        text.lstrip(b"-+").startswith((b"NaN", b"Inf")) for text in around
     ):
         reason = "NaN and Infinity are not JSON numbers"
     return MalformedArguments(f"{reason} (line {line}, column {column})", position=offset)
 
 
 def _check_value(value: Any, max_depth: int, depth: int = 1) -> None:
-    if depth > max_depth + 1:
+    # The same rule as for text: an object or array is one level, even when empty.
+    if depth > max_depth and isinstance(value, dict | list | tuple):
         raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
     if isinstance(value, dict):
         for key, item in value.items():
@@ -208,12 +228,33 @@ def _check_text(text: str) -> None:
             raise MalformedArguments("a string holds a lone surrogate") from None
 
 
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def _depth(value: Any) -> int:
     if isinstance(value, dict):
         return 1 + max((_depth(v) for v in value.values()), default=0)
     if isinstance(value, list):
         return 1 + max((_depth(v) for v in value), default=0)
     return 0
+
+
+def _spurious_required(error: Any) -> bool:
+    # jsonschema-rs 0.60 also reports "x is a required property" when x is present but refused
+    # by additionalProperties: false; the additionalProperties issue already says what is wrong.
+    kind = error.kind
+    return (
+        type(kind).__name__ == "Required"
+        and isinstance(error.instance, dict)
+        and getattr(kind, "property", None) in error.instance
+    )
 
 
 def _issue(error: Any) -> ArgumentIssue:
@@ -241,5 +282,9 @@ def _expected(keyword: str | None, error: Any) -> str | None:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    # Shown to a model, so in JSON (true, null, "text"), not Python's repr.
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

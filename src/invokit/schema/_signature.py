@@ -63,19 +63,19 @@ def read_signature(fn: Callable[..., Any], *, tool: str, context_type: type) -> 
                 f"positional-only parameter {param.name!r} cannot be passed by name", tool=tool
             )
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, _field(Field, default, doc, param.name))
+        fields[param.name] = (annotation, _field(Field, default, doc, param.name, annotation))
         if _base(annotation) is int:
             int_params.append(param.name)
         elif not _is_plain(annotation):
             plain = False
-    model = create_model(
-        _model_name(tool),
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-        **fields,
-    )
     try:
+        model = create_model(
+            _model_name(tool),
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
         schema = model.model_json_schema()
-    except Exception as exc:
+    except Exception as exc:  # pydantic raises several types for a type it cannot describe
         raise InvalidToolDefinition(f"parameters have no JSON Schema: {exc}", tool=tool) from None
     _strip_titles(schema)
     schema.pop("description", None)
@@ -100,11 +100,24 @@ def read_signature(fn: Callable[..., Any], *, tool: str, context_type: type) -> 
     )
 
 
-def _field(field_factory: Any, default: Any, doc: ParsedDocstring, name: str) -> Any:
+def _field(
+    field_factory: Any, default: Any, doc: ParsedDocstring, name: str, annotation: Any
+) -> Any:
     description = doc.params.get(name)
-    if description:
+    # Annotated[..., Field(description=...)] is the more specific source: the docstring must not
+    # override it (pydantic lets the outer Field win).
+    if description and not _annotated_description(annotation):
         return field_factory(default, description=description)
     return field_factory(default)
+
+
+def _annotated_description(annotation: Any) -> bool:
+    while get_origin(annotation) is Annotated:
+        args = get_args(annotation)
+        if any(getattr(meta, "description", None) for meta in args[1:]):
+            return True
+        annotation = args[0]
+    return False
 
 
 def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -1,0 +1,376 @@
+"""Tests for strict argument parsing and schema validation (invokit.schema._arguments)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from invokit import ArgumentValidator
+from invokit.exceptions import InvalidArguments, InvalidToolDefinition, MalformedArguments
+from invokit.schema import compile_schema, parse_arguments
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 2},
+        "count": {"type": "integer", "minimum": 0},
+        "ratio": {"type": "number"},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+        "a/b~c": {"type": "string"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture(scope="module")
+def validator() -> ArgumentValidator:
+    """One validator for SCHEMA, compiled once."""
+    return ArgumentValidator(SCHEMA)
+
+
+def _issues(
+    validator: ArgumentValidator, arguments: Any
+) -> dict[str, tuple[str | None, str | None]]:
+    with pytest.raises(InvalidArguments) as caught:
+        validator(arguments)
+    return {issue.path: (issue.expected, issue.actual) for issue in caught.value.issues}
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param('{"name": "ab"}', id="text"),
+        pytest.param(b'{"name": "ab"}', id="bytes"),
+        pytest.param({"name": "ab"}, id="mapping"),
+    ],
+)
+def test_text_bytes_and_mappings_are_accepted(validator: ArgumentValidator, arguments: Any) -> None:
+    """JSON text, UTF-8 bytes and an already-parsed mapping validate to the same dict."""
+    assert validator(arguments) == {"name": "ab"}
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        pytest.param("", 0, id="empty"),
+        pytest.param("   ", 2, id="blank"),
+        pytest.param('{"name": "ab"', 12, id="unterminated-object"),
+        pytest.param('{"name": "ab",}', 14, id="trailing-comma"),
+        pytest.param("{'name': 'ab'}", 1, id="single-quotes"),
+        pytest.param('{"name": "ab"} {}', 15, id="trailing-text"),
+        pytest.param('{"a": 1,\n "b": tru}', 18, id="second-line"),
+    ],
+)
+def test_malformed_json_is_reported_with_its_position(
+    validator: ArgumentValidator, text: str, position: int
+) -> None:
+    """Broken JSON raises MalformedArguments with the character offset, never becomes {}."""
+    with pytest.raises(MalformedArguments) as caught:
+        validator(text)
+    assert caught.value.position == position
+    assert 0 <= position <= len(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"name": NaN}', id="nan"),
+        pytest.param('{"name": Infinity}', id="infinity"),
+        pytest.param('{"name": -Infinity}', id="minus-infinity"),
+        pytest.param('{"x": [1, NaN]}', id="nested-nan"),
+    ],
+)
+def test_nan_and_infinity_literals_are_malformed(text: str) -> None:
+    """NaN and Infinity are not JSON; they are refused and named in the reason."""
+    with pytest.raises(MalformedArguments, match="NaN and Infinity") as caught:
+        parse_arguments(text)
+    assert caught.value.position is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"x": 1e999}', id="huge-exponent"),
+        pytest.param('{"x": [-1E+400]}', id="negative-huge"),
+        pytest.param('{"x": ' + "9" * 400 + ".0}", id="huge-mantissa"),
+    ],
+)
+def test_numbers_that_overflow_to_infinity_are_malformed(text: str) -> None:
+    """A finite-looking literal too large for a float is refused instead of becoming Infinity."""
+    with pytest.raises(MalformedArguments):
+        parse_arguments(text)
+
+
+def test_big_but_finite_numbers_are_kept() -> None:
+    """Large finite numbers, big integers and exponent-like strings pass through unchanged."""
+    text = '{"f": 1e300, "i": ' + "1" * 400 + ', "s": "1e999"}'
+    value = parse_arguments(text)
+    assert value == {"f": 1e300, "i": int("1" * 400), "s": "1e999"}
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        pytest.param({"x": float("nan")}, id="nan"),
+        pytest.param({"x": [float("inf")]}, id="nested-infinity"),
+    ],
+)
+def test_non_finite_floats_in_mappings_are_malformed(mapping: dict[str, Any]) -> None:
+    """A mapping holding NaN or Infinity is refused like the JSON text would be."""
+    with pytest.raises(MalformedArguments):
+        parse_arguments(mapping)
+
+
+def test_duplicate_keys_are_malformed() -> None:
+    """An object with a key twice is refused (which value wins is ambiguous) with its position."""
+    text = '{"name": "ab", "name": "cd"}'
+    with pytest.raises(MalformedArguments, match="duplicate key") as caught:
+        parse_arguments(text)
+    assert caught.value.position is not None
+    assert caught.value.position > text.rindex('"name"')
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param('{"x": "\\ud800"}', id="escaped-high-surrogate"),
+        pytest.param('{"x": "\\udc00"}', id="escaped-low-surrogate"),
+        pytest.param('{"x": "\ud800"}', id="raw-surrogate-in-text"),
+        pytest.param('{"\\ud800": 1}', id="surrogate-key"),
+        pytest.param({"x": "\udfff"}, id="surrogate-in-mapping"),
+        pytest.param({"\ud800": 1}, id="surrogate-key-in-mapping"),
+    ],
+)
+def test_lone_surrogates_are_malformed(arguments: Any) -> None:
+    """Strings with an unpaired surrogate cannot be encoded as UTF-8 and are refused."""
+    with pytest.raises(MalformedArguments):
+        parse_arguments(arguments)
+
+
+def test_paired_surrogate_escapes_are_accepted() -> None:
+    """A proper surrogate pair escape decodes to the one character it stands for."""
+    assert parse_arguments('{"x": "\\ud83d\\ude00"}') == {"x": "😀"}
+
+
+def test_invalid_utf8_bytes_are_malformed() -> None:
+    """Bytes that are not UTF-8 are refused with a position."""
+    with pytest.raises(MalformedArguments) as caught:
+        parse_arguments(b'{"x": "\xff"}')
+    assert caught.value.position is not None
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({1: "x"}, id="non-string-key"),
+        pytest.param({"x": object()}, id="non-json-value"),
+        pytest.param(42, id="not-text-or-mapping"),
+        pytest.param(None, id="none"),
+    ],
+)
+def test_non_json_python_values_are_malformed(arguments: Any) -> None:
+    """Mappings with non-JSON keys or values, and inputs that are not text or a mapping, are refused."""
+    with pytest.raises(MalformedArguments):
+        parse_arguments(arguments)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[1, 2]", id="array"),
+        pytest.param('"text"', id="string"),
+        pytest.param("3", id="number"),
+        pytest.param("null", id="null"),
+    ],
+)
+def test_arguments_must_be_an_object(text: str) -> None:
+    """Valid JSON that is not an object is invalid at the root, with expected and actual."""
+    with pytest.raises(InvalidArguments) as caught:
+        parse_arguments(text)
+    (issue,) = caught.value.issues
+    assert issue.path == ""
+    assert issue.expected == "object"
+    assert issue.actual is not None
+    assert json.loads(issue.actual) == json.loads(text)
+
+
+def _nested(depth: int) -> str:
+    """An arguments object whose deepest container is at ``depth`` (the object itself is 1)."""
+    return '{"x": ' + "[" * (depth - 1) + "0" + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.parametrize("max_depth", [1, 3, 10, 64])
+def test_nesting_up_to_the_bound_is_accepted_and_beyond_is_refused(max_depth: int) -> None:
+    """Nesting equal to ``max_depth`` passes; one more level is malformed, as text or mapping."""
+    assert parse_arguments(_nested(max_depth), max_depth=max_depth)
+    with pytest.raises(MalformedArguments, match="nesting"):
+        parse_arguments(_nested(max_depth + 1), max_depth=max_depth)
+    with pytest.raises(MalformedArguments, match="nesting"):
+        parse_arguments(json.loads(_nested(max_depth + 1)), max_depth=max_depth)
+
+
+def test_default_depth_bound_refuses_deep_nesting() -> None:
+    """With the default bound, arguments nested hundreds deep are refused before validation."""
+    validator = ArgumentValidator({"type": "object"})
+    with pytest.raises(MalformedArguments, match="nesting"):
+        validator(_nested(500))
+    with pytest.raises(MalformedArguments, match="nesting"):
+        validator(json.loads(_nested(150)))
+    deep = ArgumentValidator({"type": "object"}, max_depth=150)
+    assert deep(_nested(150))
+    assert deep(json.loads(_nested(150)))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=50)
+@given(st.dictionaries(st.text(max_size=3), json_values, max_size=3), st.integers(1, 6))
+def test_text_and_mapping_inputs_agree(value: dict[str, Any], max_depth: int) -> None:
+    """Parsing the JSON text of a value and the value itself accept or refuse alike."""
+    text = json.dumps(value)
+
+    def outcome(arguments: Any) -> Any:
+        try:
+            return parse_arguments(arguments, max_depth=max_depth)
+        except MalformedArguments:
+            return "malformed"
+
+    assert outcome(text) == outcome(value)
+
+
+# -- schema validation --------------------------------------------------------------------
+
+
+def test_every_violation_is_reported_with_its_pointer(validator: ArgumentValidator) -> None:
+    """All problems come back at once, each at its JSON pointer with expected and actual."""
+    issues = _issues(
+        validator, {"count": -1, "tags": ["a", "c"], "extra": 1, "a/b~c": 3, "ratio": "x"}
+    )
+    assert set(issues) == {"", "/count", "/tags/1", "/a~1b~0c", "/ratio"}
+    assert issues["/count"] == ("minimum: 0", "-1")
+    assert issues["/tags/1"][1] == '"c"'
+    assert issues["/ratio"][1] == '"x"'
+    assert issues["/a~1b~0c"][1] == "3"
+
+
+def test_one_message_lists_every_issue(validator: ArgumentValidator) -> None:
+    """The error's message names each bad field and the missing required one."""
+    with pytest.raises(InvalidArguments) as caught:
+        validator({"count": "many", "name": "x"})
+    message = str(caught.value)
+    assert "/count" in message
+    assert "/name" in message
+    assert "2 problems" in message
+
+
+def test_missing_required_field_is_reported_at_the_root(validator: ArgumentValidator) -> None:
+    """A missing required property is an issue at the root naming the property."""
+    with pytest.raises(InvalidArguments) as caught:
+        validator({})
+    (issue,) = caught.value.issues
+    assert issue.path == ""
+    assert "name" in issue.message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [pytest.param(True, id="true"), pytest.param(False, id="false")],
+)
+def test_booleans_are_not_integers(validator: ArgumentValidator, value: bool) -> None:
+    """``true`` and ``false`` are refused where an integer or a number is required."""
+    assert set(_issues(validator, {"name": "ab", "count": value, "ratio": value})) == {
+        "/count",
+        "/ratio",
+    }
+
+
+def test_integral_float_is_an_integer_by_default(validator: ArgumentValidator) -> None:
+    """``1.0`` satisfies an integer field, as JSON Schema says, unless strict typing is asked."""
+    assert validator('{"name": "ab", "count": 1.0}') == {"name": "ab", "count": 1.0}
+    assert _issues(validator, '{"name": "ab", "count": 1.5}') == {
+        "/count": ("type: ['integer']", "1.5")
+    }
+
+
+def test_strict_typing_refuses_integral_floats() -> None:
+    """A strict validator refuses ``1.0`` for integers, even nested, and still accepts ``1``."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "many": {"type": "array", "items": {"type": ["integer", "null"]}},
+            "x": {"type": "number"},
+        },
+    }
+    strict = ArgumentValidator(schema, strict=True)
+    assert strict('{"n": 1, "many": [2, null], "x": 1.0}') == {"n": 1, "many": [2, None], "x": 1.0}
+    with pytest.raises(InvalidArguments) as caught:
+        strict('{"n": 1.0, "many": [2.0]}')
+    assert {issue.path for issue in caught.value.issues} == {"/n", "/many/0"}
+
+
+def test_validator_returns_a_fresh_dict_for_mappings(validator: ArgumentValidator) -> None:
+    """Validating a mapping returns a new dict, so the caller's object is never shared."""
+    given_args = {"name": "ab"}
+    result = validator(given_args)
+    assert result == given_args
+    assert result is not given_args
+
+
+# -- schema compilation -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param({"type": "object", "properties": {"x": {"type": "nope"}}}, id="bad-type"),
+        pytest.param({"type": "object", "required": "x"}, id="required-not-a-list"),
+        pytest.param({"type": "object", "properties": {"x": {"minLength": -1}}}, id="negative"),
+        pytest.param(
+            {"type": "object", "properties": {"x": {"pattern": "("}}}, id="bad-regex-pattern"
+        ),
+    ],
+)
+def test_invalid_schemas_are_rejected_at_definition_time(schema: dict[str, Any]) -> None:
+    """A schema that is not valid JSON Schema raises InvalidToolDefinition when compiled."""
+    with pytest.raises(InvalidToolDefinition) as caught:
+        ArgumentValidator(schema, tool="demo")
+    assert caught.value.tool == "demo"
+
+
+def test_remote_refs_are_refused_without_io() -> None:
+    """A ``$ref`` to a remote URL is a definition error; nothing is fetched."""
+    schema = {
+        "type": "object",
+        "properties": {"x": {"$ref": "http://127.0.0.1:9/never.json"}},
+    }
+    with pytest.raises(InvalidToolDefinition, match="remote"):
+        compile_schema(schema)
+
+
+def test_local_refs_resolve() -> None:
+    """``$ref`` into the schema's own ``$defs`` works."""
+    schema = {
+        "type": "object",
+        "$defs": {"Point": {"type": "object", "required": ["x"]}},
+        "properties": {"p": {"$ref": "#/$defs/Point"}},
+    }
+    validator = ArgumentValidator(schema)
+    assert validator({"p": {"x": 1}}) == {"p": {"x": 1}}
+    with pytest.raises(InvalidArguments):
+        validator({"p": {}})
