@@ -1,0 +1,358 @@
+"""``invokit.toml``: what ``invokit serve`` and ``invokit call`` serve, checked before use.
+
+Every problem is a :class:`ConfigError` that names the file and the line, because a
+configuration that is half understood must never turn into tools or permissions nobody asked
+for. The file is optional: without it the defaults apply (see ``_defaults``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from invokit.exceptions import InvokitError, PolicyError
+from invokit.permissions import Policy
+
+CONFIG_NAME = "invokit.toml"
+
+Transport = Literal["stdio", "http"]
+
+
+class ConfigError(InvokitError, ValueError):
+    """An ``invokit.toml`` that cannot be used.
+
+    Attributes:
+        problem: what is wrong, in words.
+        source: the file.
+        line: the 1-based line, when known.
+    """
+
+    def __init__(self, problem: str, *, source: str, line: int | None = None) -> None:
+        self.problem = problem
+        self.source = source
+        self.line = line
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShellConfig:
+    """The ``[tools.shell]`` table: the shell tool is served only when it is present."""
+
+    allow: tuple[str, ...]
+    """Allow rules for commands (``"git status"``, ``"ls *"``)."""
+    sandbox: Literal["auto", "required", "off"] = "auto"
+    timeout: float = 30.0
+    network: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpConfig:
+    """The ``[tools.http]`` table: the network is off unless it is present."""
+
+    allow_hosts: tuple[str, ...] | None = None
+    """Host globs; ``None`` allows any public host."""
+    methods: tuple[str, ...] = ("GET",)
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerConfig:
+    """One ``[mcp.servers.NAME]`` table: an MCP server whose tools are imported."""
+
+    name: str
+    prefix: str
+    """Namespace of the imported tools (default: the server's name)."""
+    command: str | None = None
+    """Program to start for a stdio server."""
+    args: tuple[str, ...] = ()
+    url: str | None = None
+    """URL of a streamable HTTP server."""
+    bearer_token_env: str | None = None
+    """Environment variable holding a bearer token for ``url`` (never the token itself)."""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServeConfig:
+    """The ``[serve]`` table."""
+
+    transport: Transport | None = None
+    """``None``: HTTP when stdin is a terminal, else stdio."""
+    host: str = "127.0.0.1"
+    port: int = 8765
+    name: str = "invokit"
+    allowed_origins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Config:
+    """Everything an ``invokit.toml`` says, checked; :func:`default_config` without one."""
+
+    source: Path | None
+    """The file it came from; ``None`` for the built-in defaults."""
+    root: Path
+    """The directory the tools work in (absolute)."""
+    filesystem: bool = True
+    writable: bool = True
+    shell: ShellConfig | None = None
+    http: HttpConfig | None = None
+    policy: Policy | None = None
+    """``None``: the default policy."""
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+
+
+def default_config(root: str | os.PathLike[str] = ".") -> Config:
+    """The configuration when there is no file: the filesystem tools on ``root``."""
+    return Config(source=None, root=Path(root).resolve())
+
+
+def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
+    """``invokit.toml`` in ``start`` if there is one (no search upwards: no surprises)."""
+    candidate = Path(start) / CONFIG_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and check ``path``; relative paths in it are relative to its directory."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the configuration: {exc}", source=str(file)) from None
+    return parse_config(text, source=file)
+
+
+def parse_config(text: str, *, source: Path) -> Config:
+    """Check the TOML ``text`` of the file ``source`` completely, then build the config."""
+    shown = str(source)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"at line (\d+)", str(exc))
+        raise ConfigError(
+            f"not valid TOML: {exc}", source=shown, line=int(found.group(1)) if found else None
+        ) from None
+    checker = _Checker(text, shown)
+    base = source.resolve().parent
+    checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp"})
+    root_text = checker.string(document, (), "root", default=".")
+    root = (base / root_text).resolve()
+    tools = checker.table(document, (), "tools")
+    checker.keys(tools, ("tools",), {"filesystem", "shell", "http"})
+    fs = checker.table(tools, ("tools",), "filesystem")
+    checker.keys(fs, ("tools", "filesystem"), {"enabled", "writable"})
+    policy: Policy | None = None
+    if "policy" in document:
+        try:
+            policy = Policy.from_toml_text(text, source=shown)
+        except PolicyError as exc:
+            raise ConfigError(str(exc.args[0]), source=shown, line=exc.line) from None
+        if policy.root is None:
+            policy = Policy.from_dict({**policy.to_dict(), "root": str(root)}, source=shown)
+    return Config(
+        source=source,
+        root=root,
+        filesystem=checker.boolean(fs, ("tools", "filesystem"), "enabled", default=True),
+        writable=checker.boolean(fs, ("tools", "filesystem"), "writable", default=True),
+        shell=_shell(checker, tools),
+        http=_http(checker, tools),
+        policy=policy,
+        serve=_serve(checker, document),
+        mcp_servers=_mcp(checker, document),
+    )
+
+
+def _shell(checker: _Checker, tools: Mapping[str, Any]) -> ShellConfig | None:
+    if "shell" not in tools:
+        return None
+    where = ("tools", "shell")
+    table = checker.table(tools, ("tools",), "shell")
+    checker.keys(table, where, {"allow", "sandbox", "timeout", "network"})
+    allow = checker.strings(table, where, "allow", default=None)
+    if not allow:
+        raise checker.error("[tools.shell] needs a non-empty allow list", where, "allow")
+    sandbox = checker.choice(table, where, "sandbox", ("auto", "required", "off"), "auto")
+    return ShellConfig(
+        allow=allow,
+        sandbox=sandbox,  # type: ignore[arg-type]  # checked against the literal's values
+        timeout=checker.positive(table, where, "timeout", 30.0),
+        network=checker.boolean(table, where, "network", default=False),
+    )
+
+
+def _http(checker: _Checker, tools: Mapping[str, Any]) -> HttpConfig | None:
+    if "http" not in tools:
+        return None
+    where = ("tools", "http")
+    table = checker.table(tools, ("tools",), "http")
+    checker.keys(table, where, {"allow_hosts", "methods", "timeout"})
+    return HttpConfig(
+        allow_hosts=checker.strings(table, where, "allow_hosts", default=None),
+        methods=checker.strings(table, where, "methods", default=("GET",)) or ("GET",),
+        timeout=checker.positive(table, where, "timeout", 30.0),
+    )
+
+
+def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
+    where = ("serve",)
+    table = checker.table(document, (), "serve")
+    checker.keys(table, where, {"transport", "host", "port", "name", "allowed_origins"})
+    transport = checker.choice(table, where, "transport", ("stdio", "http"), None)
+    port = table.get("port", 8765)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise checker.error("port must be an integer from 0 to 65535", where, "port")
+    return ServeConfig(
+        transport=transport,  # type: ignore[arg-type]  # checked against the literal's values
+        host=checker.string(table, where, "host", default="127.0.0.1"),
+        port=port,
+        name=checker.string(table, where, "name", default="invokit"),
+        allowed_origins=checker.strings(table, where, "allowed_origins", default=()) or (),
+    )
+
+
+def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfig, ...]:
+    mcp = checker.table(document, (), "mcp")
+    checker.keys(mcp, ("mcp",), {"servers"})
+    servers = checker.table(mcp, ("mcp",), "servers")
+    out: list[McpServerConfig] = []
+    for name in servers:
+        where = ("mcp", "servers", name)
+        table = checker.table(servers, ("mcp", "servers"), name)
+        checker.keys(
+            table, where, {"command", "args", "url", "prefix", "bearer_token_env", "headers"}
+        )
+        command = checker.string(table, where, "command", default=None)
+        url = checker.string(table, where, "url", default=None)
+        if (command is None) == (url is None):
+            raise checker.error(
+                f"MCP server {name!r} needs exactly one of command (stdio) or url (HTTP)",
+                where,
+                None,
+            )
+        headers = table.get("headers", {})
+        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            raise checker.error("headers must be a table of strings", where, "headers")
+        out.append(
+            McpServerConfig(
+                name=name,
+                prefix=checker.string(table, where, "prefix", default=name),
+                command=command,
+                args=checker.strings(table, where, "args", default=()) or (),
+                url=url,
+                bearer_token_env=checker.string(table, where, "bearer_token_env", default=None),
+                headers=dict(headers),
+            )
+        )
+    return tuple(out)
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def _split_dotted(header: str) -> tuple[str, ...]:
+    parts = re.findall(r'"([^"]*)"|\'([^\']*)\'|([^.\s]+)', header)
+    return tuple(next(p for p in groups if p) if any(groups) else "" for groups in parts)
+
+
+class _Checker:
+    """Type checks that raise :class:`ConfigError` pointing at the offending line."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.lines = text.splitlines()
+        self.source = source
+
+    def line(self, table: tuple[str, ...], key: str | None) -> int | None:
+        """The line of ``key`` in ``table``, else of the table's header."""
+        current: tuple[str, ...] = ()
+        header_line: int | None = None
+        key_form = None
+        if key is not None:
+            quoted = re.escape(key)
+            key_form = re.compile(rf"^\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*=")
+        for number, text in enumerate(self.lines, start=1):
+            header = _HEADER.match(text)
+            if header is not None:
+                current = _split_dotted(header.group(1))
+                if current == table and header_line is None:
+                    header_line = number
+                # A key that is itself a table: [tools.shell] for "shell" in [tools].
+                if key is not None and current[: len(table) + 1] == (*table, key):
+                    return number
+            elif key_form is not None and current == table and key_form.match(text):
+                return number
+        return header_line
+
+    def error(self, problem: str, table: tuple[str, ...], key: str | None) -> ConfigError:
+        return ConfigError(problem, source=self.source, line=self.line(table, key))
+
+    def keys(self, data: Mapping[str, Any], table: tuple[str, ...], known: set[str]) -> None:
+        for key in data:
+            if key not in known:
+                where = f"[{'.'.join(table)}]" if table else "the top level"
+                raise self.error(
+                    f"unknown key {key!r} in {where}; the keys are {', '.join(sorted(known))}",
+                    table,
+                    key,
+                )
+
+    def table(self, data: Mapping[str, Any], table: tuple[str, ...], key: str) -> dict[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise self.error(f"{key!r} must be a table ([{'.'.join((*table, key))}])", table, key)
+        return value
+
+    def string(
+        self, data: Mapping[str, Any], table: tuple[str, ...], key: str, *, default: Any
+    ) -> Any:
+        value = data.get(key, default)
+        if value is not default and (not isinstance(value, str) or not value):
+            raise self.error(f"{key} must be a non-empty string", table, key)
+        return value
+
+    def strings(
+        self, data: Mapping[str, Any], table: tuple[str, ...], key: str, *, default: Any
+    ) -> Any:
+        if key not in data:
+            return default
+        value = data[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.error(f"{key} must be a list of non-empty strings", table, key)
+        return tuple(value)
+
+    def boolean(
+        self, data: Mapping[str, Any], table: tuple[str, ...], key: str, *, default: bool
+    ) -> bool:
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(f"{key} must be true or false", table, key)
+        return value
+
+    def positive(
+        self, data: Mapping[str, Any], table: tuple[str, ...], key: str, default: float
+    ) -> float:
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.error(f"{key} must be a positive number of seconds", table, key)
+        return float(value)
+
+    def choice(
+        self,
+        data: Mapping[str, Any],
+        table: tuple[str, ...],
+        key: str,
+        choices: tuple[str, ...],
+        default: str | None,
+    ) -> str | None:
+        value = data.get(key, default)
+        if value is not default and value not in choices:
+            raise self.error(
+                f"{key} must be one of {', '.join(choices)}, not {value!r}", table, key
+            )
+        return value  # type: ignore[no-any-return]

@@ -1,0 +1,180 @@
+"""The live log: one line per step that matters, as calls happen (and from the audit log).
+
+A person watching ``invokit serve`` sees each call with its arguments and decision (allowed,
+denied and why, waiting for approval), who approved it, and how it ended.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from invokit.execution import Event
+
+SHOWN_TYPES = frozenset(
+    {
+        "validated",
+        "decided",
+        "approval_requested",
+        "approval_resolved",
+        "completed",
+        "failed",
+        "interrupted",
+    }
+)
+
+_VERDICT_STYLE = {
+    "allow": ("allowed", "green"),
+    "ask": ("asks", "yellow"),
+    "deny": ("denied", "red"),
+}
+
+
+def printable(text: str) -> str:
+    """``text`` with control, format and unassigned characters escaped (``\\x1b``).
+
+    Arguments and reasons come from a model: they must not move the cursor, recolour or
+    rewrite the terminal (escape sequences), or reorder what a person reads (bidi controls).
+    """
+    out: list[str] = []
+    for char in text:
+        if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)
+
+
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def compact(value: Any, limit: int = 160) -> str:
+    """One-line JSON, printable, cut at ``limit`` characters."""
+    text = printable(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _stamp(when: float) -> Text:
+    return Text(time.strftime("%H:%M:%S", time.localtime(when)) + " ", style="dim")
+
+
+def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
+    """A line for one event (as ``Event.to_dict()`` gives it); ``None`` for steps not shown.
+
+    ``arguments`` are the call's validated arguments, shown with its decision.
+    """
+    kind = record.get("type")
+    data: Mapping[str, Any] = record.get("data") or {}
+    tool = printable(str(record.get("tool", "?")))
+    line = _stamp(float(record.get("time") or time.time()))
+    if kind == "decided":
+        word, style = _VERDICT_STYLE.get(str(data.get("verdict")), ("?", "white"))
+        line.append(f"{word:<8}", style=f"bold {style}")
+        line.append(tool, style="bold")
+        if arguments is not None:
+            line.append(" " + compact(arguments))
+        line.append("  " + printable(str(data.get("reason") or "")), style="dim")
+        return line
+    if kind == "approval_requested":
+        line.append("waiting ", style="bold yellow")
+        line.append(tool, style="bold")
+        line.append(f" for approval {data.get('id')}")
+        return line
+    if kind == "approval_resolved":
+        approved = bool(data.get("approved"))
+        by = f" by {data['by']}" if data.get("by") else ""
+        if approved:
+            line.append("approved", style="bold green")
+            line.append(f" {tool} {data.get('id')} ({data.get('scope', 'once')}){by}")
+        else:
+            line.append("refused ", style="bold red")
+            line.append(
+                printable(f" {tool} {data.get('id')}{by}: {data.get('reason') or 'no reason'}")
+            )
+        return line
+    if kind == "completed":
+        if data.get("is_error"):
+            line.append("error   ", style="bold red")
+            line.append(tool, style="bold")
+            line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
+        else:
+            line.append("done    ", style="bold green")
+            line.append(tool, style="bold")
+            duration = float(data.get("duration") or 0.0)
+            line.append(f" in {duration * 1000:.0f} ms", style="dim")
+            if data.get("truncated"):
+                line.append(" (output truncated)", style="yellow")
+        return line
+    if kind == "failed":
+        line.append("failed  ", style="bold red")
+        line.append(tool, style="bold")
+        line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
+        return line
+    if kind == "interrupted":
+        line.append("paused  ", style="bold yellow")
+        line.append(tool, style="bold")
+        if data.get("kind") == "approval":
+            line.append(f" approve with: invokit approvals approve {data.get('id')}")
+        else:
+            line.append(f" {data.get('kind')} {data.get('id')}")
+        return line
+    return None
+
+
+class Narrator:
+    """Turns a stream of event records into :func:`describe` lines.
+
+    It remembers each call's validated arguments to show them with the decision, and says a
+    denied call once (its decision), not again as a failure.
+    """
+
+    def __init__(self) -> None:
+        self._arguments: dict[str, Any] = {}
+        self._denied: set[str] = set()
+
+    def line(self, record: Mapping[str, Any]) -> Text | None:
+        kind = record.get("type")
+        data: Mapping[str, Any] = record.get("data") or {}
+        call_id = str(record.get("call_id"))
+        if kind == "validated":
+            self._arguments[call_id] = data.get("arguments")
+            return None
+        if kind == "decided" and data.get("verdict") == "deny":
+            self._denied.add(call_id)
+        if kind == "failed" and data.get("kind") == "denied" and call_id in self._denied:
+            self._denied.discard(call_id)
+            return None
+        arguments = self._arguments.get(call_id)
+        if kind in ("completed", "failed"):
+            self._arguments.pop(call_id, None)
+        return describe(record, arguments)
+
+
+class LiveLog:
+    """An event sink that prints a line per step to a console as calls happen."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._narrator = Narrator()
+
+    @property
+    def types(self) -> frozenset[str] | None:
+        return SHOWN_TYPES
+
+    def emit(self, event: Event) -> None:
+        line = self._narrator.line(event.to_dict())
+        if line is not None:
+            self.console.print(line)
+
+    def flush(self) -> None:
+        self.console.file.flush()
+
+    def close(self) -> None:
+        self.flush()

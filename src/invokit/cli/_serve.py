@@ -1,0 +1,222 @@
+"""``invokit serve``: the built-in tools as an MCP server, explained to the person running it.
+
+In a terminal it serves streamable HTTP on 127.0.0.1, prints a banner (URL, root, policy,
+tools, client configs), logs every call live and asks for approvals right there. Launched by
+a client (stdin is not a terminal) it speaks stdio; logs go to stderr and approvals go
+through the client's elicitation or ``invokit approvals`` in another terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import AsyncExitStack
+from typing import Annotated, Any, Literal, Optional
+
+import anyio
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from invokit.cli._banner import http_banner, stdio_banner
+from invokit.cli._config import ConfigError, McpServerConfig
+from invokit.cli._livelog import LiveLog
+from invokit.cli._options import (
+    AllowShellOption,
+    ConfigOption,
+    PolicyOption,
+    RootOption,
+    options,
+)
+from invokit.cli._output import INTERRUPTED, USAGE, fail, reported
+from invokit.cli._runtime import Setup, build_executor, prepare
+from invokit.registry import Registry
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(
+        transport_flag: Annotated[
+            Optional[bool],  # noqa: UP045
+            typer.Option(
+                "--http/--stdio",
+                help="Streamable HTTP on 127.0.0.1, or stdio (default: HTTP when stdin is a "
+                "terminal, else stdio).",
+            ),
+        ] = None,
+        port: Annotated[
+            Optional[int],  # noqa: UP045
+            typer.Option("--port", help="HTTP port (default 8765; 0 picks a free one)."),
+        ] = None,
+        host: Annotated[
+            Optional[str],  # noqa: UP045
+            typer.Option("--host", help="HTTP address (default 127.0.0.1)."),
+        ] = None,
+        ask: Annotated[
+            Optional[bool],  # noqa: UP045
+            typer.Option(
+                "--ask/--no-ask",
+                help="Ask for approvals in this terminal (default: over HTTP in a terminal).",
+            ),
+        ] = None,
+        config: ConfigOption = None,
+        root: RootOption = None,
+        policy: PolicyOption = None,
+        allow_shell: AllowShellOption = None,
+        as_json: Annotated[
+            bool,
+            typer.Option(
+                "--json",
+                help="Instead of the banner, print one JSON line when ready (stderr for stdio).",
+            ),
+        ] = False,
+    ) -> None:
+        """Serve the tools as an MCP server, rooted at --root (default: here)."""
+        with reported(as_json=as_json):
+            setup = prepare(options(config, root, policy, allow_shell))
+            settings = setup.config.serve
+            transport: Literal["stdio", "http"]
+            if transport_flag is not None:
+                transport = "http" if transport_flag else "stdio"
+            else:
+                transport = settings.transport or ("http" if sys.stdin.isatty() else "stdio")
+            if port is not None and not 0 <= port <= 65535:
+                fail("--port must be from 0 to 65535", USAGE, as_json=as_json)
+            asking = ask if ask is not None else (transport == "http" and sys.stdin.isatty())
+            if asking and transport == "stdio":
+                fail(
+                    "--ask needs --http: over stdio the terminal belongs to the protocol",
+                    USAGE,
+                    as_json=as_json,
+                )
+            server = _Server(
+                setup,
+                transport=transport,
+                host=host or settings.host,
+                port=settings.port if port is None else port,
+                asking=asking,
+                as_json=as_json,
+            )
+            try:
+                anyio.run(server.run)
+            except KeyboardInterrupt:
+                server.console.print(Text("Stopped.", style="bold"))
+                raise typer.Exit(INTERRUPTED) from None
+            # uvicorn turns Ctrl-C into a graceful shutdown: the run simply ends.
+            server.console.print(Text("Stopped.", style="bold"))
+
+
+class _Server:
+    """One run of ``invokit serve``: the console, the executor, the banner, the shutdown."""
+
+    def __init__(
+        self,
+        setup: Setup,
+        *,
+        transport: Literal["stdio", "http"],
+        host: str,
+        port: int,
+        asking: bool,
+        as_json: bool,
+    ) -> None:
+        self.setup = setup
+        self.transport = transport
+        self.host = host
+        self.port = port
+        self.asking = asking
+        self.as_json = as_json
+        # Over stdio, stdout is the protocol: everything for people goes to stderr.
+        self.console = Console(stderr=transport == "stdio", highlight=False)
+
+    async def run(self) -> None:
+        from invokit._state import state_dir
+        from invokit.cli._terminal import TerminalApprover
+        from invokit.mcp import serve
+
+        async with AsyncExitStack() as stack:
+            registry = await _with_imports(self.setup, stack)
+            approver = TerminalApprover(self.console, by="terminal") if self.asking else None
+            executor = build_executor(
+                self.setup, registry=registry, approver=approver, sinks=[LiveLog(self.console)]
+            )
+            stack.push_async_callback(executor.aclose)
+            state = state_dir()
+
+            def ready(url: str) -> None:
+                if self.as_json:
+                    line = json.dumps(
+                        {
+                            "event": "ready",
+                            "url": url,
+                            "transport": self.transport,
+                            "root": str(self.setup.config.root),
+                            "policy": self.setup.policy_source,
+                            "tools": list(registry.names()),
+                        },
+                        sort_keys=True,
+                    )
+                    stream = sys.stderr if self.transport == "stdio" else sys.stdout
+                    stream.write(line + "\n")
+                    stream.flush()
+                elif self.transport == "http":
+                    self.console.print(
+                        http_banner(
+                            url,
+                            self.setup,
+                            registry,
+                            asking=self.asking,
+                            state=state,
+                            name=self.setup.config.serve.name,
+                        )
+                    )
+                else:
+                    self.console.print(stdio_banner(self.setup, registry))
+
+            await serve(
+                registry,
+                executor,
+                transport=self.transport,
+                host=self.host,
+                port=self.port,
+                name=self.setup.config.serve.name,
+                allowed_origins=self.setup.config.serve.allowed_origins,
+                ready=ready,
+            )
+
+
+async def _with_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
+    """The built-in tools plus the tools of the MCP servers ``invokit.toml`` imports."""
+    registry = setup.registry
+    if not setup.config.mcp_servers:
+        return registry
+    import invokit.mcp
+
+    toolset_class: Any = getattr(invokit.mcp, "MCPToolset", None)
+    if toolset_class is None:
+        raise ConfigError(
+            "[mcp.servers] needs invokit.mcp.MCPToolset, which this installation lacks",
+            source=str(setup.config.source),
+        )
+    for server in setup.config.mcp_servers:
+        toolset = _toolset(toolset_class, server)
+        await toolset.connect()
+        stack.push_async_callback(toolset.aclose)
+        registry = registry.merged(toolset)
+    return registry
+
+
+def _toolset(toolset_class: Any, server: McpServerConfig) -> Any:
+    import os
+
+    if server.command is not None:
+        return toolset_class.stdio(server.command, list(server.args), prefix=server.prefix)
+    token = os.environ.get(server.bearer_token_env) if server.bearer_token_env else None
+    if server.bearer_token_env and not token:
+        raise ConfigError(
+            f"MCP server {server.name!r}: the environment variable {server.bearer_token_env} "
+            "is not set",
+            source=server.name,
+        )
+    return toolset_class.http(
+        server.url, prefix=server.prefix, headers=dict(server.headers), bearer_token=token
+    )
