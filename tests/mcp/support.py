@@ -1,0 +1,134 @@
+"""Starting the test app (tests/mcp/app.py) as a real subprocess and connecting the SDK client."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+APP = Path(__file__).with_name("app.py")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def app_env(marker_dir: Path) -> dict[str, str]:
+    """The environment for the app: this checkout importable, markers in ``marker_dir``."""
+    env = dict(os.environ)
+    env["MARKER_DIR"] = str(marker_dir)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+@asynccontextmanager
+async def stdio_session(
+    tmp: Path, *, elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with the app running over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(APP), "stdio", str(tmp / "approvals.sqlite3")],
+        env=app_env(tmp),
+    )
+    with (tmp / "server-stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicitation) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@contextmanager
+def http_app(tmp: Path) -> Iterator[str]:
+    """The app serving streamable HTTP on a free loopback port; yields its URL."""
+    process = subprocess.Popen(
+        [sys.executable, str(APP), "http", str(tmp / "approvals.sqlite3"), "0"],
+        env=app_env(tmp),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield _await_ready(process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
+    assert process.stderr is not None
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], 0.2)
+        if ready:
+            line = process.stderr.readline()
+            if not line and process.poll() is not None:
+                break
+            seen.append(line)
+            if line.startswith("READY "):
+                return line.split(" ", 1)[1].strip()
+        elif process.poll() is not None:
+            break
+    raise AssertionError("the app did not start: " + "".join(seen))
+
+
+@asynccontextmanager
+async def http_session(
+    url: str, *, elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with the app over streamable HTTP."""
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, elicitation_callback=elicitation) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+class Asker:
+    """An elicitation callback whose answer each test sets, recording every question."""
+
+    def __init__(self) -> None:
+        self.action: str = "cancel"
+        self.content: dict[str, Any] | None = None
+        self.questions: list[str] = []
+
+    def answer(self, action: str, content: dict[str, Any] | None = None) -> None:
+        self.action, self.content = action, content
+        self.questions.clear()
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.questions.append(params.message)
+        action: Any = self.action
+        return types.ElicitResult(action=action, content=self.content)
+
+
+def text_of(result: Any) -> str:
+    """The text blocks of a CallToolResult, joined."""
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def error_meta(result: Any) -> dict[str, Any]:
+    """The invokit error details a result carries in ``_meta``."""
+    meta = result.meta or {}
+    info = meta.get("invokit/error")
+    assert isinstance(info, dict), meta
+    return info

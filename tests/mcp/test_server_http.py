@@ -1,0 +1,132 @@
+"""End to end over streamable HTTP on 127.0.0.1: the SDK client against a server subprocess."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from tests.mcp.support import Asker, app_env, error_meta, http_app, http_session, text_of
+
+pytestmark = pytest.mark.anyio
+
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the app keeps its approvals database and marker files."""
+    return tmp_path_factory.mktemp("mcp-http")
+
+
+@pytest.fixture(scope="module")
+def url(app_dir: Path) -> Iterator[str]:
+    """The URL of the app serving HTTP on a free loopback port."""
+    with http_app(app_dir) as found:
+        yield found
+
+
+async def test_binds_loopback_and_serves_the_mcp_path(url: str) -> None:
+    """The server listens on 127.0.0.1 at /mcp, the URL given to ready()."""
+    assert url.startswith("http://127.0.0.1:")
+    assert url.endswith("/mcp")
+
+
+async def test_list_and_call_with_structured_output_and_progress(url: str) -> None:
+    """Listing, a structured call and progress notifications work over HTTP."""
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async with http_session(url) as session:
+        names = [t.name for t in (await session.list_tools()).tools]
+        weather = await session.call_tool("weather.get", {"city": "Oslo"})
+        worked = await session.call_tool("work", {"steps": 3}, progress_callback=on_progress)
+        unknown = await session.call_tool("nope", {})
+    assert names == sorted(names)
+    assert weather.structured_content == {"city": "Oslo", "celsius": 21.5}
+    assert text_of(worked) == "did 3 steps"
+    assert seen == [1, 2, 3]
+    assert error_meta(unknown)["kind"] == "not_found"
+
+
+async def test_approval_through_elicitation_over_http(url: str, app_dir: Path) -> None:
+    """Elicitation works on the HTTP transport: approving in the client runs the call."""
+    asker = Asker()
+    asker.answer("accept", {"approve": True})
+    async with http_session(url, elicitation=asker) as session:
+        result = await session.call_tool("note", {"text": "over http"})
+    assert text_of(result) == "noted: over http"
+    assert len(asker.questions) == 1
+
+
+async def test_approval_from_a_second_process_then_retry_runs(url: str, app_dir: Path) -> None:
+    """Without elicitation the call answers with the approval id; approved elsewhere, a retry runs."""
+    args = {"text": "approved elsewhere"}
+    async with http_session(url) as session:
+        first = await session.call_tool("note", args)
+        info = error_meta(first)
+        assert info["kind"] == "approval_required"
+        approval_id = info["data"]["approval_id"]
+        assert f"invokit approvals approve {approval_id}" in text_of(first)
+
+        again = await session.call_tool("note", args)
+        assert again.is_error is True  # asking again never runs it
+
+        script = (
+            "import sys, anyio\n"
+            "from invokit.approvals import ApprovalDecision, SqliteApprovalStore\n"
+            "async def main():\n"
+            "    store = SqliteApprovalStore(sys.argv[1])\n"
+            "    await store.resolve(sys.argv[2], ApprovalDecision.approve(by='test'))\n"
+            "    await store.close()\n"
+            "anyio.run(main)\n"
+        )
+        with anyio.fail_after(60):
+            await anyio.run_process(
+                [sys.executable, "-c", script, str(app_dir / "approvals.sqlite3"), approval_id],
+                env=app_env(app_dir),
+                check=True,
+            )
+        retried = await session.call_tool("note", args)
+        once_more = await session.call_tool("note", args)
+    assert retried.is_error is False
+    assert text_of(retried) == "noted: approved elsewhere"
+    assert once_more.is_error is True  # the approval was used up
+    assert (app_dir / "notes.txt").read_text().count("approved elsewhere") == 1
+
+
+async def test_foreign_host_header_is_refused(url: str) -> None:
+    """A request whose Host is not the server's (DNS rebinding) is refused with 421."""
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            url, json=_INIT, headers={**_HEADERS, "Host": "evil.example:80"}
+        )
+    assert response.status_code == 421
+
+
+async def test_foreign_origin_is_refused(url: str) -> None:
+    """A browser request from another origin is refused with 403; the server's own is served."""
+    async with httpx.AsyncClient() as client:
+        refused = await client.post(
+            url, json=_INIT, headers={**_HEADERS, "Origin": "http://evil.example"}
+        )
+        own_origin = url.removesuffix("/mcp")
+        served = await client.post(url, json=_INIT, headers={**_HEADERS, "Origin": own_origin})
+    assert refused.status_code == 403
+    assert served.status_code == 200
