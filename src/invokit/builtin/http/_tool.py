@@ -6,7 +6,6 @@ import ssl
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio.lowlevel
 from pydantic import Field
 
 from invokit.builtin.http._guard import Resolver, UrlGuard, system_resolver
@@ -148,9 +147,6 @@ def http(
         body: BodyArg = None,
         raw: RawArg = False,
     ) -> FetchResult:
-        # Suspend once before any cancel scope is opened: the executor runs a tool's first
-        # step outside its own timeout scope, and a scope entered there could not be exited.
-        await anyio.lowlevel.checkpoint()
         return await fetcher.fetch(url, method=method, headers=headers, body=body, raw=raw)
 
     return ToolRegistry([fetch])

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
-import anyio.lowlevel
 from pydantic import Field
 
 from invokit.builtin.web_search._provider import SearchProvider
@@ -85,9 +84,6 @@ def web_search(
         if not text:
             raise RetryWithFeedback("the query is empty; say what to search for")
         count = max_results or default_count
-        # Suspend once before httpx opens cancel scopes: the executor runs a tool's first
-        # step outside its own timeout scope, and a scope entered there could not be exited.
-        await anyio.lowlevel.checkpoint()
         found = await provider.search(text, max_results=count)
         return SearchResults(query=text, provider=provider.name, results=first_unique(found, count))
 
