@@ -100,6 +100,8 @@ class Config:
     """The directory the tools work in (absolute)."""
     filesystem: bool = True
     writable: bool = True
+    python: tuple[str, ...] = ()
+    """``module:attribute`` references to tools or registries to serve too."""
     shell: ShellConfig | None = None
     http: HttpConfig | None = None
     policy: Policy | None = None
@@ -136,16 +138,27 @@ def parse_config(text: str, *, source: Path) -> Config:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"at line (\d+)", str(exc))
-        raise ConfigError(
-            f"not valid TOML: {exc}", source=shown, line=int(found.group(1)) if found else None
-        ) from None
+        line = int(found.group(1)) if found else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.splitlines()))
+        raise ConfigError(f"not valid TOML: {exc}", source=shown, line=line) from None
     checker = _Checker(text, shown)
     base = source.resolve().parent
     checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp"})
     root_text = checker.string(document, (), "root", default=".")
     root = (base / root_text).resolve()
     tools = checker.table(document, (), "tools")
-    checker.keys(tools, ("tools",), {"filesystem", "shell", "http"})
+    checker.keys(tools, ("tools",), {"filesystem", "shell", "http", "python"})
+    python = checker.table(tools, ("tools",), "python")
+    checker.keys(python, ("tools", "python"), {"import"})
+    imports = checker.strings(python, ("tools", "python"), "import", default=()) or ()
+    for reference in imports:
+        if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", reference):
+            raise checker.error(
+                f"{reference!r} is not module:attribute (e.g. mypackage.tools:registry)",
+                ("tools", "python"),
+                "import",
+            )
     fs = checker.table(tools, ("tools",), "filesystem")
     checker.keys(fs, ("tools", "filesystem"), {"enabled", "writable"})
     policy: Policy | None = None
@@ -161,6 +174,7 @@ def parse_config(text: str, *, source: Path) -> Config:
         root=root,
         filesystem=checker.boolean(fs, ("tools", "filesystem"), "enabled", default=True),
         writable=checker.boolean(fs, ("tools", "filesystem"), "writable", default=True),
+        python=imports,
         shell=_shell(checker, tools),
         http=_http(checker, tools),
         policy=policy,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from invokit.cli._config import Config
+from invokit.cli._config import Config, ConfigError
 from invokit.permissions import Policy
 from invokit.registry import Registry, ToolRegistry
 
@@ -84,6 +84,7 @@ def default_registry(config: Config, *, allow_shell: Iterable[str] = ()) -> Regi
                 timeout=config.http.timeout,
             )
         )
+    parts += [imported(reference) for reference in config.python]
     registry: Registry = ToolRegistry([])
     for part in parts:
         registry = registry.merged(part)
@@ -96,3 +97,35 @@ def config_files(config: Config, policy_file: str | os.PathLike[str] | None) -> 
     if config.source is not None:
         files.append(config.source)
     return files
+
+
+def imported(reference: str) -> Registry:
+    """The tools at ``module:attribute``: a registry, a tool, or an iterable of tools.
+
+    Raises:
+        ConfigError: the module or attribute cannot be imported, or holds no tools.
+    """
+    from importlib import import_module
+
+    from invokit.tools import Tool
+
+    module_name, _, attribute = reference.partition(":")
+    try:
+        value = getattr(import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"cannot import tools from {reference!r}: {exc}", source=reference
+        ) from None
+    if isinstance(value, Registry):
+        return value
+    if isinstance(value, Tool):
+        return ToolRegistry([value])
+    try:
+        tools = list(value)
+    except TypeError:
+        tools = []
+    if not tools or not all(isinstance(item, Tool) for item in tools):
+        raise ConfigError(
+            f"{reference!r} is not a registry, a tool or a list of tools", source=reference
+        )
+    return ToolRegistry(tools)
