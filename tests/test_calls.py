@@ -49,7 +49,7 @@ calls = st.builds(
 )
 parts = st.one_of(
     st.builds(TextPart, text=st.text(max_size=30)),
-    st.builds(JsonPart, value=json_values.filter(lambda v: v is not None)),
+    st.builds(JsonPart, value=json_values),
     st.builds(
         ImagePart, data=st.text(alphabet="ABCD+/=", max_size=12), mime_type=st.just("image/jpeg")
     ),
@@ -127,6 +127,7 @@ def test_call_dict_leaves_out_unset_fields() -> None:
     [
         pytest.param(TextPart(text="hi"), {"type": "text", "text": "hi"}, id="text"),
         pytest.param(JsonPart(value={"a": 1}), {"type": "json", "value": {"a": 1}}, id="json"),
+        pytest.param(JsonPart(value=None), {"type": "json", "value": None}, id="json-null"),
         pytest.param(
             ImagePart(data="AAAA"),
             {"type": "image", "data": "AAAA", "mime_type": "image/png"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from invokit._canonical import canonical_json
@@ -104,10 +104,11 @@ ContentPart: TypeAlias = TextPart | JsonPart | ImagePart | ResourceLink
 def part_to_dict(part: ContentPart) -> dict[str, Any]:
     """The JSON form of a content part, with its ``type``."""
     data: dict[str, Any] = {"type": part.type}
-    for name in part.__dataclass_fields__:
-        value = getattr(part, name)
-        if value is not None:
-            data[name] = value
+    for item in fields(part):
+        value = getattr(part, item.name)
+        # Unset optional fields are left out; a required one (JsonPart's null value) is kept.
+        if value is not None or item.default is MISSING:
+            data[item.name] = value
     return data
 
 

@@ -25,6 +25,10 @@ class Options(BaseModel):
     depth: int = 1
 
 
+class Tick:
+    """A stand-in progress type."""
+
+
 @dataclasses.dataclass
 class Hit:
     path: str
@@ -199,3 +203,21 @@ def test_schema_has_no_generated_titles() -> None:
     assert "title" in schema["properties"]
     assert "title" not in schema["properties"]["title"]
     assert "title" not in schema["$defs"]["Options"]
+
+
+def test_progress_yields_are_not_part_of_the_output_schema() -> None:
+    """A streaming function's progress type is left out of its yield type's schema."""
+
+    async def stream(n: int) -> AsyncIterator[Tick | Hit]:
+        """Stream."""
+        yield Hit(path="a", line=n)
+
+    async def only_ticks(n: int) -> AsyncIterator[Tick]:
+        """Only progress."""
+        yield Tick()
+
+    sig = read_signature(stream, tool="demo", context_type=ToolContext, progress_type=Tick)
+    assert sig.output_schema is not None
+    assert sig.output_schema["required"] == ["path", "line"]
+    ticks = read_signature(only_ticks, tool="demo", context_type=ToolContext, progress_type=Tick)
+    assert ticks.output_schema is None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 import types
 import typing
 from collections.abc import Callable
@@ -29,8 +31,14 @@ class FunctionSignature:
     ``None`` when they are already the right Python values."""
 
 
-def read_signature(fn: Callable[..., Any], *, tool: str, context_type: type) -> FunctionSignature:
-    """Build the input and output schemas of ``fn`` from its hints and docstring."""
+def read_signature(
+    fn: Callable[..., Any], *, tool: str, context_type: type, progress_type: type | None = None
+) -> FunctionSignature:
+    """Build the input and output schemas of ``fn`` from its hints and docstring.
+
+    ``progress_type`` is left out of a streaming function's yield type: those yields are
+    progress reports, not results.
+    """
     from pydantic import (
         ConfigDict,
         Field,
@@ -80,7 +88,9 @@ def read_signature(fn: Callable[..., Any], *, tool: str, context_type: type) -> 
     _strip_titles(schema)
     schema.pop("description", None)
     schema.setdefault("properties", {})
-    output_schema = _output_schema(hints.get("return", inspect.Signature.empty), TypeAdapter, tool)
+    output_schema = _output_schema(
+        hints.get("return", inspect.Signature.empty), TypeAdapter, tool, progress_type
+    )
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     if not plain:
         adapter = TypeAdapter(model)
@@ -132,7 +142,9 @@ def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[st
     return convert
 
 
-def _output_schema(annotation: Any, adapter_type: Any, tool: str) -> dict[str, Any] | None:
+def _output_schema(
+    annotation: Any, adapter_type: Any, tool: str, progress_type: type | None = None
+) -> dict[str, Any] | None:
     if annotation is inspect.Signature.empty or annotation in (None, type(None), Any):
         return None
     origin = get_origin(annotation)
@@ -142,13 +154,29 @@ def _output_schema(annotation: Any, adapter_type: Any, tool: str) -> dict[str, A
         args = get_args(annotation)
         if not args or args[0] is Any:
             return None
-        annotation = args[0]
+        annotation = _without(args[0], progress_type)
+        if annotation is None:
+            return None
     try:
         schema: dict[str, Any] = adapter_type(annotation).json_schema(mode="serialization")
     except Exception as exc:
         raise InvalidToolDefinition(f"return type has no JSON Schema: {exc}", tool=tool) from None
     _strip_titles(schema)
     return schema
+
+
+def _without(annotation: Any, member: type | None) -> Any:
+    """``annotation`` with ``member`` taken out of it if it is a union; None if nothing is left."""
+    if member is None:
+        return annotation
+    if annotation is member:
+        return None
+    if get_origin(annotation) in (Union, types.UnionType):
+        rest = [arg for arg in get_args(annotation) if arg is not member]
+        if not rest:
+            return None
+        return functools.reduce(operator.or_, rest) if len(rest) > 1 else rest[0]
+    return annotation
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:

@@ -105,7 +105,9 @@ class FunctionTool(Tool):
         output_schema = self._output_schema
         description = self._description
         if input_schema is None:
-            sig = read_signature(self.fn, tool=self._name, context_type=ToolContext)
+            sig = read_signature(
+                self.fn, tool=self._name, context_type=ToolContext, progress_type=Progress
+            )
             self._signature = sig
             self._context_param = sig.context_param
             self._convert = sig.convert
