@@ -33,11 +33,10 @@ class RenamedRegistry(WrapperRegistry):
         return tuple(sorted(self.mapping.get(name, name) for name in self.inner.names()))
 
     def get(self, name: str) -> Tool | None:
-        if name in self.mapping:
-            return None
         old = self._reverse.get(name)
         if old is None:
-            return self.inner.get(name)
+            # An old name is gone, unless another tool was renamed to it (a swap).
+            return None if name in self.mapping else self.inner.get(name)
         found = self.inner.get(old)
         if found is None:
             return None
