@@ -86,8 +86,8 @@ def read_file(
         data, more_in_data = _first_lines(data, limit)
         if more_in_data:
             truncated, at_end = False, False
+    count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     text = data.decode("utf-8", "replace")
-    count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     end_line = offset + count - 1
     finished = at_end and not truncated
     return FileContent(

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True, repr=False)
 class FileContent:
     """Part or all of a file."""
 
@@ -46,6 +46,13 @@ class FileContent:
     """The ``offset`` that continues where this stopped, when more lines follow."""
     size: int
     """Size of the file in bytes."""
+
+    def __repr__(self) -> str:
+        # The content can be megabytes; a repr lands in logs and tracebacks.
+        return (
+            f"FileContent(path={self.path!r}, lines={self.start_line}-{self.end_line}, "
+            f"chars={len(self.content)}, truncated={self.truncated})"
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
