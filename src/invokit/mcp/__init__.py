@@ -15,15 +15,26 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
     raise MissingExtra("invokit.mcp", "mcp") from exc
 
+from invokit.mcp._client import ChangedTool, MCPToolset
 from invokit.mcp._convert import to_call_tool_result, to_mcp_tool
+from invokit.mcp._errors import MCPConnectionError
+from invokit.mcp._pins import Pin, PinStore, remote_fingerprint
+from invokit.mcp._remote import RemoteTool
 from invokit.mcp._sanitize import printable
 from invokit.mcp._serve import serve
 from invokit.mcp._server import ToolServer, build_server
 
 __all__ = [
+    "ChangedTool",
+    "MCPConnectionError",
+    "MCPToolset",
+    "Pin",
+    "PinStore",
+    "RemoteTool",
     "ToolServer",
     "build_server",
     "printable",
+    "remote_fingerprint",
     "serve",
     "to_call_tool_result",
     "to_mcp_tool",

@@ -1,0 +1,499 @@
+"""A remote MCP server's tools as an invokit registry: ``MCPToolset``.
+
+Each remote tool is listed as ``prefix.name`` and every call goes through the local executor
+with an ``McpInvoke(server, tool)`` permission request, so local policy and approvals apply to
+remote tools. Tools are pinned on first sight (:class:`PinStore`); a tool the server changed
+since is hidden until trusted again. Connecting and each call have time limits, and a toolset
+reconnects after its server restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.client.session import ClientSession, IncomingMessage
+from mcp.shared.exceptions import MCPError
+
+from invokit._calls import ToolResult
+from invokit._spec import ToolName
+from invokit.exceptions import InvalidToolDefinition, ToolFailed
+from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
+from invokit.mcp._errors import MCPConnectionError
+from invokit.mcp._pins import PinStore, remote_fingerprint
+from invokit.mcp._remote import RemoteTool
+from invokit.registry import Registry
+from invokit.registry._base import Listener
+from invokit.tools import ToolContext
+
+logger = logging.getLogger("invokit.mcp")
+
+Transport = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
+"""Opens a connection: an async context manager giving the SDK's (read, write) streams."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChangedTool:
+    """A remote tool hidden because it differs from the version that was trusted."""
+
+    server: str
+    tool: str
+    """Its name on the server."""
+    name: str
+    """Its name in this toolset (``prefix.tool``)."""
+    pinned: str
+    """The trusted fingerprint."""
+    current: str
+    """The fingerprint the server lists now; trust it with ``toolset.trust(name)``."""
+
+
+class MCPToolset(Registry):
+    """The tools of one MCP server, namespaced ``prefix.name``.
+
+    Use :meth:`stdio` or :meth:`http` to make one, then ``async with toolset:`` (or
+    :meth:`connect` and :meth:`aclose`). Until connected it lists nothing.
+
+    Args:
+        transport: opens the connection (see :meth:`stdio` and :meth:`http`).
+        prefix: the namespace of the tools here.
+        server: the server's name for pins and ``McpInvoke`` requests (default ``prefix``).
+        pins: where trusted fingerprints live; default ``mcp-pins.json`` in the state dir.
+        connect_timeout: seconds to start the server, initialize and list its tools.
+        call_timeout: seconds one call may take.
+        max_schema_chars: a tool whose input or output schema is larger (as JSON) is left out.
+        max_description_chars: longer descriptions are cut.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        prefix: str,
+        server: str | None = None,
+        pins: PinStore | None = None,
+        connect_timeout: float = 10.0,
+        call_timeout: float = 60.0,
+        max_schema_chars: int = 32_000,
+        max_description_chars: int = 4_000,
+    ) -> None:
+        self.prefix = str(ToolName(prefix))
+        self.server = server or self.prefix
+        self.pins = pins if pins is not None else PinStore()
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.max_schema_chars = max_schema_chars
+        self.max_description_chars = max_description_chars
+        self._transport = transport
+        self._tools: dict[str, RemoteTool] = {}
+        self._by_remote: dict[str, RemoteTool] = {}
+        self._names: tuple[str, ...] = ()
+        self._changed: dict[str, ChangedTool] = {}
+        self.problems: list[str] = []
+        """Tools left out, and why (a bad name, an oversized schema)."""
+        self._listeners: list[Listener] = []
+        self._group: anyio.abc.TaskGroup | None = None
+        self._session: ClientSession | None = None
+        self._stop: anyio.Event | None = None
+        self._lock: anyio.Lock | None = None
+        self._refresh_wanted: anyio.Event | None = None
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        prefix: str,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        server: str | None = None,
+        pins: PinStore | None = None,
+        connect_timeout: float = 10.0,
+        call_timeout: float = 60.0,
+    ) -> MCPToolset:
+        """A server started as a subprocess (``command args``) speaking MCP on stdio."""
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
+        )
+        return cls(
+            lambda: stdio_client(params),
+            prefix=prefix,
+            server=server,
+            pins=pins,
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
+        )
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        prefix: str,
+        headers: Mapping[str, str] | None = None,
+        bearer_token: str | None = None,
+        server: str | None = None,
+        pins: PinStore | None = None,
+        connect_timeout: float = 10.0,
+        call_timeout: float = 60.0,
+    ) -> MCPToolset:
+        """A server at ``url`` speaking streamable HTTP (optional headers or bearer token)."""
+        sent = dict(headers or {})
+        if bearer_token is not None:
+            sent["Authorization"] = f"Bearer {bearer_token}"
+
+        @asynccontextmanager
+        async def connect() -> AsyncIterator[tuple[Any, Any]]:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            async with (
+                create_mcp_http_client(headers=sent) as client,
+                streamable_http_client(url, http_client=client) as streams,
+            ):
+                yield streams
+
+        return cls(
+            connect,
+            prefix=prefix,
+            server=server or prefix,
+            pins=pins,
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
+        )
+
+    # -- the registry ---------------------------------------------------------------------
+
+    def names(self) -> tuple[str, ...]:
+        return self._names
+
+    def get(self, name: str) -> RemoteTool | None:
+        found = self._tools.get(name)
+        if found is None or found.remote_name in self._changed:
+            return None
+        return found
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def describe(self) -> str:
+        return f"MCP server {self.server!r}"
+
+    def is_hidden(self, remote_name: str) -> bool:
+        """Whether the server changed this tool since it was trusted."""
+        return remote_name in self._changed
+
+    def changed(self) -> list[ChangedTool]:
+        """The tools hidden because the server changed them after they were trusted."""
+        return [self._changed[k] for k in sorted(self._changed)]
+
+    def trust(self, name: str) -> None:
+        """Trust the tool's current version (local or remote name) and show it again."""
+        remote = name[len(self.prefix) + 1 :] if name.startswith(self.prefix + ".") else name
+        found = self._by_remote.get(remote)
+        if found is None:
+            raise KeyError(f"MCP server {self.server!r} lists no tool {remote!r}")
+        self.pins.trust(self.server, remote, found.fingerprint)
+        if self._changed.pop(remote, None) is not None:
+            self._show_trusted()
+
+    def _show_trusted(self) -> None:
+        changed = self._changed
+        self._names = tuple(
+            sorted(n for n, t in self._tools.items() if t.remote_name not in changed)
+        )
+        self._notify()
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    # -- connection -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def connect(self) -> None:
+        """Start or reach the server, initialize, and list its tools.
+
+        Raises:
+            MCPConnectionError: it did not start, failed, or did not answer within
+                ``connect_timeout`` seconds.
+        """
+        if self._group is None:
+            self._lock = anyio.Lock()
+            self._refresh_wanted = anyio.Event()
+            group = anyio.create_task_group()
+            await group.__aenter__()
+            self._group = group
+            group.start_soon(self._refresher)
+        try:
+            await self._reconnect()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        """Close the connection (a stdio server process is stopped)."""
+        group, self._group = self._group, None
+        self._session = None
+        if group is None:
+            return
+        group.cancel_scope.cancel()
+        # Shield the group's own scope (a new scope around it would break the nesting order)
+        # so an outer cancellation cannot interrupt the teardown of the connection.
+        group.cancel_scope.shield = True
+        await group.__aexit__(None, None, None)
+
+    async def _reconnect(self) -> ClientSession:
+        assert self._group is not None and self._lock is not None
+        async with self._lock:
+            if self._session is not None:
+                return self._session
+            if self._stop is not None:
+                self._stop.set()
+            stop = self._stop = anyio.Event()
+            ready = anyio.Event()
+            failure: list[BaseException] = []
+            scope = anyio.CancelScope()
+            self._group.start_soon(self._connection, scope, stop, ready, failure)
+            with anyio.move_on_after(self.connect_timeout) as waited:
+                await ready.wait()
+            if waited.cancelled_caught:
+                scope.cancel()
+                raise MCPConnectionError(
+                    self.server, f"no answer within {self.connect_timeout:g} s of connecting"
+                )
+            session = self._session
+            if session is None:
+                cause = failure[0] if failure else None
+                raise MCPConnectionError(
+                    self.server, f"could not connect: {_describe(cause)}"
+                ) from cause
+            with anyio.move_on_after(self.connect_timeout) as listing:
+                await self._list(session)
+            if listing.cancelled_caught:
+                scope.cancel()
+                self._session = None
+                raise MCPConnectionError(
+                    self.server, f"tools/list got no answer within {self.connect_timeout:g} s"
+                )
+            return session
+
+    async def _connection(
+        self,
+        scope: anyio.CancelScope,
+        stop: anyio.Event,
+        ready: anyio.Event,
+        failure: list[BaseException],
+    ) -> None:
+        """Owns one connection: opens it, holds it until told to stop, records what broke it."""
+        session: ClientSession | None = None
+        with scope:
+            try:
+                async with AsyncExitStack() as stack:
+                    read, write = await stack.enter_async_context(self._transport())
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, message_handler=self._on_message)
+                    )
+                    await session.initialize()
+                    self._session = session
+                    ready.set()
+                    await stop.wait()
+            except Exception as exc:  # a broken connection is reported, never crashes the host
+                failure.append(exc)
+                logger.debug("MCP connection to %s ended: %r", self.server, exc)
+            finally:
+                if self._session is session:
+                    self._session = None
+                ready.set()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and self._refresh_wanted:
+            self._refresh_wanted.set()
+
+    async def _refresher(self) -> None:
+        """Re-lists the tools when the server says its list changed."""
+        while True:
+            assert self._refresh_wanted is not None
+            await self._refresh_wanted.wait()
+            self._refresh_wanted = anyio.Event()
+            session = self._session
+            if session is None:
+                continue
+            try:
+                with anyio.fail_after(self.connect_timeout):
+                    await self._list(session)
+            except Exception as exc:  # the old list stays until the next change or reconnect
+                logger.warning("re-listing the tools of %s failed: %r", self.server, exc)
+
+    async def refresh(self) -> None:
+        """List the server's tools again (pins are checked again)."""
+        session = self._session or await self._reconnect()
+        await self._list(session)
+
+    async def _list(self, session: ClientSession) -> None:
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self._adopt(listed)
+
+    def _adopt(self, listed: list[types.Tool]) -> None:
+        tools: dict[str, RemoteTool] = {}
+        by_remote: dict[str, RemoteTool] = {}
+        changed: dict[str, ChangedTool] = {}
+        problems: list[str] = []
+        for remote in listed:
+            wire = remote.model_dump(by_alias=True, mode="json", exclude_none=True)
+            fingerprint = remote_fingerprint(wire)
+            local = f"{self.prefix}.{remote.name}"
+            too_big = max(
+                len(json.dumps(wire.get("inputSchema"))), len(json.dumps(wire.get("outputSchema")))
+            )
+            if too_big > self.max_schema_chars:
+                problems.append(
+                    f"{remote.name}: schema of {too_big} characters is over the cap of "
+                    f"{self.max_schema_chars}; left out"
+                )
+                continue
+            try:
+                spec = spec_from_mcp(remote, name=local)
+            except InvalidToolDefinition as exc:
+                problems.append(f"{remote.name}: {exc}; left out")
+                continue
+            if len(spec.description) > self.max_description_chars:
+                spec = spec.with_description(
+                    spec.description[: self.max_description_chars] + " [description cut]"
+                )
+            spec = spec.with_timeout(self.call_timeout).with_metadata(
+                mcp_server=self.server, mcp_tool=remote.name
+            )
+            pin = self.pins.get(self.server, remote.name)
+            if pin is None:
+                self.pins.trust(self.server, remote.name, fingerprint)
+            elif pin.fingerprint != fingerprint:
+                changed[remote.name] = ChangedTool(
+                    server=self.server,
+                    tool=remote.name,
+                    name=local,
+                    pinned=pin.fingerprint,
+                    current=fingerprint,
+                )
+                logger.warning(
+                    "MCP server %s changed tool %r since it was trusted; hidden until trusted "
+                    "again (invokit mcp trust)",
+                    self.server,
+                    remote.name,
+                )
+            tool = RemoteTool(self, spec, remote.name, fingerprint)
+            tools[local] = tool
+            by_remote[remote.name] = tool
+        self._tools, self._by_remote, self._changed = tools, by_remote, changed
+        self.problems = problems
+        self._show_trusted()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def call(self, remote_name: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Call ``remote_name`` with validated ``args``; errors become ``ToolFailed``."""
+        tool = self._by_remote.get(remote_name)
+        retry_safe = tool is not None and bool(
+            tool.spec.annotations.read_only or tool.spec.annotations.idempotent
+        )
+
+        async def forward(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(progress, total, message)
+
+        for attempt in (1, 2):
+            try:
+                session = self._session or await self._reconnect()
+            except MCPConnectionError as exc:
+                raise ToolFailed(str(exc), kind="unavailable") from exc
+            try:
+                result = await session.call_tool(
+                    remote_name,
+                    args,
+                    read_timeout_seconds=self.call_timeout,
+                    progress_callback=forward,
+                )
+            except MCPError as exc:
+                if exc.code == types.REQUEST_TIMEOUT:
+                    raise ToolFailed(
+                        f"MCP server {self.server!r} did not answer {remote_name!r} within "
+                        f"{self.call_timeout:g} s",
+                        kind="timeout",
+                    ) from exc
+                if exc.code != types.CONNECTION_CLOSED:
+                    raise ToolFailed(
+                        f"MCP server {self.server!r} refused the call: {exc.message}",
+                        kind="remote_error",
+                    ) from exc
+                self._drop(session)
+                if attempt == 1 and retry_safe:
+                    continue  # a read-only or idempotent call may simply run again
+                raise ToolFailed(
+                    f"The connection to MCP server {self.server!r} was lost during the call; it "
+                    "may or may not have run. The next call reconnects.",
+                    kind="unavailable",
+                ) from exc
+            except RuntimeError as exc:  # the SDK's check of structured output against the schema
+                raise ToolFailed(str(exc), kind="remote_error") from exc
+            return _to_result(remote_name, result)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _drop(self, session: ClientSession) -> None:
+        if self._session is session:
+            self._session = None
+        if self._stop is not None:
+            self._stop.set()
+
+
+def _to_result(name: str, result: types.CallToolResult) -> ToolResult:
+    parts = parts_from_mcp(result.content)
+    if result.is_error:
+        message = (
+            "\n".join(p.text for p in parts if hasattr(p, "text")) or "The remote tool failed."
+        )
+        raise ToolFailed(message, kind=error_kind_of(result))
+    return ToolResult(
+        call_id="",
+        name=name,
+        content=parts,
+        structured=result.structured_content,
+    )
+
+
+def _describe(exc: BaseException | None) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if exc is None:
+        return "the connection closed"
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,134 @@
+"""Pinned fingerprints of remote MCP tools, against "rug pulls".
+
+A server can change a tool's description or schema after a person trusted it (the MCPoison
+report on Cursor): the new text may tell the model to do something else entirely. The first time
+a tool is seen its fingerprint is recorded; later, a tool whose fingerprint differs is hidden
+and reported until someone trusts it again (``invokit mcp trust``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from invokit._canonical import canonical_hash
+from invokit._state import private_dir, state_dir
+
+DEFAULT_FILE = "mcp-pins.json"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Pin:
+    """A remote tool's trusted fingerprint."""
+
+    server: str
+    """The server's name (the toolset's ``server``)."""
+    tool: str
+    """The tool's name on that server."""
+    fingerprint: str
+    trusted_at: float
+    """``time.time()`` when it was trusted."""
+
+
+def remote_fingerprint(tool: Mapping[str, Any]) -> str:
+    """The fingerprint of a remote tool: everything the model or policy sees of it.
+
+    Args:
+        tool: the tool as the server listed it, in wire form (``Tool.model_dump(by_alias=True)``).
+    """
+    seen = {
+        key: tool.get(key)
+        for key in ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+    }
+    return canonical_hash(seen)
+
+
+class PinStore:
+    """Trusted fingerprints in a JSON file (0600, in the private state directory by default).
+
+    Args:
+        path: the file; ``None`` is ``mcp-pins.json`` in :func:`invokit._state.state_dir`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[str, dict[str, dict[str, Any]]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, dict[str, dict[str, Any]]]) -> None:
+        private_dir(self.path.parent)
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+        # Atomic: another process reads the old file or the new one, never half of one.
+        os.replace(temp, self.path)
+
+    def get(self, server: str, tool: str) -> Pin | None:
+        """The pin of ``tool`` on ``server``, if it was ever trusted."""
+        entry = self._read().get(server, {}).get(tool)
+        if entry is None:
+            return None
+        return Pin(
+            server=server,
+            tool=tool,
+            fingerprint=str(entry["fingerprint"]),
+            trusted_at=float(entry.get("trusted_at", 0.0)),
+        )
+
+    def trust(self, server: str, tool: str, fingerprint: str) -> Pin:
+        """Record ``fingerprint`` as the trusted version of ``tool`` on ``server``."""
+        pin = Pin(server=server, tool=tool, fingerprint=fingerprint, trusted_at=time.time())
+        with self._lock:
+            data = self._read()
+            data.setdefault(server, {})[tool] = {
+                "fingerprint": fingerprint,
+                "trusted_at": pin.trusted_at,
+            }
+            self._write(data)
+        return pin
+
+    def forget(self, server: str, tool: str | None = None) -> int:
+        """Drop the pin of one tool, or of every tool of ``server``; how many were dropped."""
+        with self._lock:
+            data = self._read()
+            tools = data.get(server, {})
+            if tool is None:
+                dropped = len(tools)
+                data.pop(server, None)
+            else:
+                dropped = 1 if tools.pop(tool, None) is not None else 0
+                if not tools:
+                    data.pop(server, None)
+            if dropped:
+                self._write(data)
+        return dropped
+
+    def list(self, server: str | None = None) -> list[Pin]:
+        """Every pin (of ``server``, if given), sorted by server and tool."""
+        out = []
+        for name, tools in sorted(self._read().items()):
+            if server is not None and name != server:
+                continue
+            for tool, entry in sorted(tools.items()):
+                out.append(
+                    Pin(
+                        server=name,
+                        tool=tool,
+                        fingerprint=str(entry["fingerprint"]),
+                        trusted_at=float(entry.get("trusted_at", 0.0)),
+                    )
+                )
+        return out
