@@ -98,7 +98,8 @@ def test_stop_mid_write_keeps_old_file_and_leaves_nothing(target: Path, nameless
 
 
 @pytest.mark.anyio
-async def test_cancelled_fs_write_keeps_old_file(target: Path) -> None:
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_cancelled_fs_write_keeps_old_file(target: Path, anyio_backend: str) -> None:
     """Cancelling the task running fs.write mid-write keeps the old file and leaves no
     temporary file behind."""
     fs = filesystem(target.parent)

@@ -125,6 +125,20 @@ def test_permission_requests(
     assert list(tool.permissions(tool.validate(arguments), ToolContext())) == expected
 
 
+def test_closed_root_reopens_on_next_use(root: Path) -> None:
+    """Closing the jail gives back its handle; the next call opens the root again."""
+    from invokit.builtin.filesystem import Jail
+
+    jail = Jail(root)
+    first = jail.root_fd()
+    jail.close()
+    jail.close()
+    assert jail.root_fd() >= 0
+    assert jail.resolved_root == str(root.resolve())
+    jail.close()
+    assert first >= 0
+
+
 async def test_definition_does_no_io(tmp_path: Path) -> None:
     """Defining a toolset and building its specs does not touch the root."""
     fs = filesystem(tmp_path / "not-yet")
@@ -331,6 +345,10 @@ async def test_move(root: Path, fs: ToolRegistry) -> None:
     with pytest.raises(ToolFailed) as caught:
         await call(fs, "fs.move", path=".", destination="x")
     assert caught.value.kind == "is_root"
+    with pytest.raises(ToolFailed) as caught:
+        await call(fs, "fs.move", path="gone.txt", destination="new/dir/x", create_parents=True)
+    assert caught.value.kind == "not_found"
+    assert not (root / "new").exists()
 
 
 async def test_delete(root: Path, fs: ToolRegistry) -> None:

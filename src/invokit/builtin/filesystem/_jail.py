@@ -16,6 +16,7 @@ import errno
 import os
 import stat
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
@@ -82,6 +83,7 @@ class Jail:
         self._fd: int | None = None
         self._resolved: str | None = None
         self._lock = threading.Lock()
+        self._closer: weakref.finalize[[int], Jail] | None = None
 
     def __repr__(self) -> str:
         return f"Jail(root={self.root!r})"
@@ -105,6 +107,8 @@ class Jail:
                         data={"root": self.root},
                     ) from None
                 self._resolved = resolved
+                # A toolset that is dropped without being closed still gives its handle back.
+                self._closer = weakref.finalize(self, os.close, self._fd)
             return self._fd
 
     @property
@@ -117,9 +121,10 @@ class Jail:
     def close(self) -> None:
         """Close the root handle; the next use opens it again."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            if self._closer is not None:
+                self._closer()
+                self._closer = None
+            self._fd = None
 
     # -- walking down ----------------------------------------------------------------------
 

@@ -164,24 +164,22 @@ def move_entry(
         raise ToolFailed(
             f"Cannot move {src_shown!r} into itself ({dst_shown!r})", kind="invalid_move"
         )
-    with (
-        jail.parent(src_parts) as (src_fd, src_name),
-        jail.parent(dst_parts, create=create_parents) as (dst_fd, dst_name),
-    ):
+    with jail.parent(src_parts) as (src_fd, src_name):
         status = _lstat_or_none(src_fd, src_name)
         if status is None:
             raise not_found(src_shown)
-        target = _lstat_or_none(dst_fd, dst_name)
-        if target is not None and not overwrite:
-            raise ToolFailed(
-                f"{dst_shown!r} already exists; pass overwrite=true to replace it",
-                kind="exists",
-                data={"path": dst_shown},
-            )
-        try:
-            os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-        except OSError as error:
-            raise _entry_error(error, dst_shown) from None
+        # Parents of the destination are made only once the source is known to exist.
+        with jail.parent(dst_parts, create=create_parents) as (dst_fd, dst_name):
+            if _lstat_or_none(dst_fd, dst_name) is not None and not overwrite:
+                raise ToolFailed(
+                    f"{dst_shown!r} already exists; pass overwrite=true to replace it",
+                    kind="exists",
+                    data={"path": dst_shown},
+                )
+            try:
+                os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+            except OSError as error:
+                raise _entry_error(error, dst_shown) from None
     return MoveResult(source=src_shown, destination=dst_shown, type=entry_kind(status.st_mode))
 
 
