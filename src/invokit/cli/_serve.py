@@ -8,6 +8,7 @@ through the client's elicitation or ``invokit approvals`` in another terminal.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from contextlib import AsyncExitStack
@@ -28,7 +29,7 @@ from invokit.cli._options import (
     RootOption,
     options,
 )
-from invokit.cli._output import INTERRUPTED, USAGE, fail, reported
+from invokit.cli._output import USAGE, fail, reported
 from invokit.cli._runtime import Setup, build_executor, prepare
 from invokit.registry import Registry
 
@@ -97,12 +98,10 @@ def register(app: typer.Typer) -> None:
                 asking=asking,
                 as_json=as_json,
             )
-            try:
+            # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
+            # flight are cancelled; pending approvals stay valid in the store.
+            with contextlib.suppress(KeyboardInterrupt):
                 anyio.run(server.run)
-            except KeyboardInterrupt:
-                server.console.print(Text("Stopped.", style="bold"))
-                raise typer.Exit(INTERRUPTED) from None
-            # uvicorn turns Ctrl-C into a graceful shutdown: the run simply ends.
             server.console.print(Text("Stopped.", style="bold"))
 
 
