@@ -189,3 +189,27 @@ async def test_decisions_that_fit_no_waiting_call_raise(
     paused = _paused(await run(model, executor, [UserMessage(text="x")]))
     with pytest.raises(error):
         await resume(model, executor, paused.state, decision)
+
+
+@pytest.mark.anyio
+async def test_a_bad_decision_leaves_every_approval_unused(tmp_path: Path) -> None:
+    """Decisions are checked before any is used: after a refused set, a corrected one runs
+    both calls."""
+    notes = tmp_path / "n.txt"
+    executor = Executor([notebook(notes)])
+    model = ScriptedModel(
+        [
+            turn(
+                call("notes.append", {"text": "a"}, id="c1"),
+                call("notes.append", {"text": "b"}, id="c2"),
+            ),
+            "done",
+        ]
+    )
+    paused = _paused(await run(model, executor, [UserMessage(text="x")]))
+    with pytest.raises(TypeError):
+        await resume(model, executor, paused.state, {"c1": True, "c2": ExternalResult(value=1)})
+    assert not notes.exists()
+    done = _done(await resume(model, executor, paused.state, {"c1": True, "c2": True}))
+    assert notes.read_text() == "a\nb\n"
+    assert done.reason == "final"

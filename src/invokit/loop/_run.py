@@ -19,7 +19,6 @@ from invokit.execution import (
     ApprovalRequired,
     AuthorizationRequired,
     Executor,
-    ExternalCall,
     Halt,
     Interrupt,
     Outcome,
@@ -364,34 +363,35 @@ async def _answer(
             return await executor.resume(interrupt.id)
         if isinstance(resolution, bool):
             return await executor.resume(interrupt.id, approve=resolution)
-        if isinstance(resolution, ApprovalDecision):
-            return await executor.resume(
-                interrupt.id,
-                approve=resolution.approved,
-                reason=resolution.reason,
-                arguments=resolution.arguments,
-                scope=resolution.scope,
-                by=resolution.by,
-                credentials=resolution.credentials,
-            )
-    elif isinstance(interrupt, AuthorizationRequired):
-        if resolution is None:
-            return None
-        if isinstance(resolution, Credentials):
-            return await executor.resume(interrupt, credentials=resolution.values)
-    elif isinstance(interrupt, ExternalCall):
-        if resolution is None:
-            return None
-        if isinstance(resolution, ExternalResult):
-            return await executor.resume(interrupt, result=resolution.value)
-    raise TypeError(
-        f"a {type(resolution).__name__} cannot answer the {interrupt.kind} interrupt "
-        f"{interrupt.id} (call {interrupt.call.id})"
-    )
+        assert isinstance(resolution, ApprovalDecision)
+        return await executor.resume(
+            interrupt.id,
+            approve=resolution.approved,
+            reason=resolution.reason,
+            arguments=resolution.arguments,
+            scope=resolution.scope,
+            by=resolution.by,
+            credentials=resolution.credentials,
+        )
+    if resolution is None:
+        return None
+    if isinstance(resolution, Credentials):
+        return await executor.resume(interrupt, credentials=resolution.values)
+    assert isinstance(resolution, ExternalResult)
+    return await executor.resume(interrupt, result=resolution.value)
+
+
+def _fits(interrupt: Interrupt, resolution: Resolution) -> bool:
+    if isinstance(interrupt, ApprovalRequired):
+        return isinstance(resolution, bool | ApprovalDecision)
+    if isinstance(interrupt, AuthorizationRequired):
+        return isinstance(resolution, Credentials)
+    return isinstance(resolution, ExternalResult)
 
 
 def _match_decisions(turn: Turn, decisions: Mapping[str, Resolution]) -> dict[str, Resolution]:
-    """Decisions keyed by call id; each key may be an interrupt id or a call id."""
+    """Decisions keyed by call id; each key may be an interrupt id or a call id. All are
+    checked before any is used, so a mistake leaves every approval unused."""
     by_key: dict[str, str] = {}
     for call_id, interrupt in turn.pending.items():
         by_key[interrupt.id] = call_id
@@ -401,6 +401,12 @@ def _match_decisions(turn: Turn, decisions: Mapping[str, Resolution]) -> dict[st
         if key not in by_key:
             waiting = ", ".join(sorted(i.id for i in turn.pending.values()))
             raise KeyError(f"no waiting call has the id {key!r}; waiting: {waiting}")
+        interrupt = turn.pending[by_key[key]]
+        if not _fits(interrupt, resolution):
+            raise TypeError(
+                f"a {type(resolution).__name__} cannot answer the {interrupt.kind} interrupt "
+                f"{interrupt.id} (call {interrupt.call.id})"
+            )
         answers[by_key[key]] = resolution
     return answers
 
