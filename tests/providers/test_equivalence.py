@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
-from hypothesis import given, note
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from invokit.providers import LoweringReport
@@ -35,7 +35,7 @@ LEAVES: st.SearchStrategy[Schema] = st.one_of(
     st.just({"type": "string"}),
     st.just({"type": "string", "pattern": "^[xy]*$"}),
     st.just({"type": "integer", "maximum": 3}),
-    st.integers(0, 3).map(lambda n: {"type": "string", "minLength": n}),
+    st.integers(1, 3).map(lambda n: {"type": "string", "minLength": n}),
     st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, unique=True).map(
         lambda values: {"type": "string", "enum": values}
     ),
@@ -77,13 +77,20 @@ SCHEMAS = st.recursive(LEAVES, _extend, max_leaves=6)
 
 
 @st.composite
-def roots(draw: st.DrawFn) -> Schema:
-    """An object schema with one definition ``D`` that leaves may reference."""
-    root = draw(_objects(SCHEMAS))
+def _roots(draw: st.DrawFn, children: st.SearchStrategy[Schema]) -> Schema:
+    root = draw(_objects(children))
     definition = draw(_objects(LEAVES.filter(lambda s: "$ref" not in s)))
     definition["additionalProperties"] = False
     root["$defs"] = {"D": definition}
     return root
+
+
+def roots() -> st.SearchStrategy[Schema]:
+    """Object schemas with one definition ``D`` that leaves may reference.
+
+    Flat ones (leaves only) half the time, so that each leaf rule is met often.
+    """
+    return st.one_of(_roots(LEAVES), _roots(SCHEMAS))
 
 
 WRONG = st.one_of(
@@ -103,7 +110,7 @@ def values(schema: Any, root: Mapping[str, Any], depth: int = 0) -> st.SearchStr
         return WRONG
     if "$ref" in schema:
         return values(resolve_ref(root, schema["$ref"]), root, depth + 1)
-    options: list[st.SearchStrategy[Any]] = [WRONG]
+    options: list[st.SearchStrategy[Any]] = []
     if "enum" in schema:
         options.append(st.sampled_from(schema["enum"]))
     if "const" in schema:
@@ -126,7 +133,9 @@ def values(schema: Any, root: Mapping[str, Any], depth: int = 0) -> st.SearchStr
             options.append(st.lists(values(schema.get("items"), root, depth + 1), max_size=3))
         elif kind == "object":
             options.append(_object_values(schema, root, depth))
-    return st.one_of(*options)
+    # Values of the schema's own shape: only valid ones are checked, and these break its
+    # finer constraints (bounds, enums, extra keys) often enough.
+    return st.one_of(*options) if options else WRONG
 
 
 def _object_values(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
@@ -219,6 +228,7 @@ def assert_sendable(report: LoweringReport, lowered: Schema, wanted: Any, sent: 
     assert broken & narrowed, f"{wanted!r} cannot be sent as {sent!r}: breaks {broken}"
 
 
+@settings(max_examples=150)
 @given(roots(), st.data())
 def test_strict_lowering_is_sound_and_complete_or_says_so(
     root: Schema, data: st.DataObject
@@ -241,6 +251,7 @@ def test_strict_lowering_is_sound_and_complete_or_says_so(
             assert valid(root, restore(encoded))
 
 
+@settings(max_examples=150)
 @given(roots(), st.data())
 def test_gemini_lowering_is_sound_and_complete_or_says_so(
     root: Schema, data: st.DataObject

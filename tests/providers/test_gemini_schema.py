@@ -28,6 +28,20 @@ def _lowered(properties: dict[str, Any], *required: str) -> dict[str, Any]:
             id="optional-union-to-nullable",
         ),
         pytest.param(
+            _obj(
+                {
+                    "a": {
+                        "anyOf": [
+                            {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                            {"type": "integer"},
+                        ]
+                    }
+                }
+            ),
+            _lowered({"a": {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}], "nullable": True}}),
+            id="nullable-branch-makes-the-union-nullable",
+        ),
+        pytest.param(
             _obj({"a": {"type": ["string", "null"]}}),
             _lowered({"a": {"type": "STRING", "nullable": True}}),
             id="null-in-type-list",
