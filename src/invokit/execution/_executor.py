@@ -264,6 +264,7 @@ class Executor:
         if "started" in self._sinks_for:
             self._emit("started", call, {})
         try:
+            ctx.bind_policy(prepared.policy, args)
             if not tool._ready:
                 await tool.ensure_setup()
             value, timed_out = await run_with_timeout(tool.invoke(args, ctx), prepared.timeout)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from invokit._calls import ToolCall
+    from invokit.permissions._requests import PermissionRequest
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -40,9 +41,11 @@ class ToolContext:
     """
 
     __slots__ = (
+        "_args",
         "_cancelled",
         "_key",
         "_on_progress",
+        "_policy",
         "_tool_name",
         "call",
         "credentials",
@@ -75,6 +78,8 @@ class ToolContext:
         self._on_progress = on_progress
         self._cancelled = False
         self._key = idempotency_key
+        self._policy: Any = None
+        self._args: Mapping[str, Any] = _EMPTY
 
     @property
     def call_id(self) -> str:
@@ -111,6 +116,22 @@ class ToolContext:
             seed = f"{self.session_id or ''}\x00{self.call_id}\x00{self.tool_name}"
             self._key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self._key
+
+    def bind_policy(self, policy: Any, args: Mapping[str, Any]) -> None:
+        """Let :meth:`permits` consult ``policy`` (the executor's, compiled for this tool)."""
+        self._policy = policy
+        self._args = args
+
+    def permits(self, request: PermissionRequest) -> bool:
+        """Whether the policy in force would let this call touch ``request``'s target.
+
+        Tools that reach more than they could declare up front (a recursive search, a glob)
+        ask this for each file and leave out what a deny rule forbids. Without an executor's
+        policy, everything is permitted.
+        """
+        if self._policy is None:
+            return True
+        return bool(self._policy.decide(self._args, (request,)).verdict != "deny")
 
     @property
     def cancelled(self) -> bool:

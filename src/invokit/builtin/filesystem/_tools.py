@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -25,10 +26,13 @@ from invokit.builtin.filesystem._results import (
     EditResult,
     FileContent,
     FileStat,
+    GlobMatch,
     GlobResult,
     Listing,
+    ListingEntry,
     MkdirResult,
     MoveResult,
+    SearchMatch,
     SearchResult,
     WriteResult,
 )
@@ -43,11 +47,12 @@ from invokit.builtin.filesystem._writing import (
 from invokit.exceptions import AccessDenied
 from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
 from invokit.registry import ToolRegistry
-from invokit.tools import FunctionTool, tool
+from invokit.tools import FunctionTool, ToolContext, tool
 
 __all__ = ["filesystem"]
 
 T = TypeVar("T")
+Entry = TypeVar("Entry", ListingEntry, GlobMatch, SearchMatch)
 
 Offset = Annotated[int, Field(ge=1)]
 Count = Annotated[int, Field(ge=1)]
@@ -122,7 +127,9 @@ def filesystem(
         return await _abandonable(call)
 
     @reader("list", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
-    async def list_(path: str = ".", recursive: bool = False, max_depth: Depth = 3) -> Listing:
+    async def list_(
+        ctx: ToolContext, path: str = ".", recursive: bool = False, max_depth: Depth = 3
+    ) -> Listing:
         """List a directory's entries (files, directories, links), sorted by name.
 
         Links are shown as links and never entered.
@@ -140,10 +147,11 @@ def filesystem(
             max_depth=max_depth,
             max_entries=max_entries,
         )
-        return await _abandonable(call)
+        listing = await _abandonable(call)
+        return replace(listing, entries=_permitted(ctx, listing.entries))
 
     @reader("glob", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
-    async def glob(pattern: str, path: str = ".") -> GlobResult:
+    async def glob(ctx: ToolContext, pattern: str, path: str = ".") -> GlobResult:
         """Find files and directories whose path matches a glob pattern, sorted.
 
         ``*`` and ``?`` stay within one path component, ``**`` spans any number of
@@ -154,10 +162,12 @@ def filesystem(
             path: the directory to search in, relative to the root directory.
         """
         call = functools.partial(glob_paths, jail, pattern, path, max_results=max_entries)
-        return await _abandonable(call)
+        found = await _abandonable(call)
+        return replace(found, matches=_permitted(ctx, found.matches))
 
     @reader("search", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
     async def search_(
+        ctx: ToolContext,
         pattern: str,
         path: str = ".",
         include: str | None = None,
@@ -184,9 +194,10 @@ def filesystem(
             ignore_case=ignore_case,
             max_results=max_results,
         )
-        return await run_cancellable(
+        found = await run_cancellable(
             functools.partial(_search_with_stop, jail, query, search_engine)
         )
+        return replace(found, matches=_permitted(ctx, found.matches))
 
     @reader("stat", permissions=lambda a: [FileRead(path=_norm(a["path"]))])
     async def stat(path: str) -> FileStat:
@@ -358,6 +369,12 @@ def _norm(path: Any) -> str:
         return display(split_relative(path))
     except AccessDenied:
         return path
+
+
+def _permitted(ctx: ToolContext, items: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    """Leave out what the policy's deny rules forbid reading: a recursive listing, glob or
+    search reaches files its single declared ``FileRead`` could not name up front."""
+    return tuple(item for item in items if ctx.permits(FileRead(path=item.path)))
 
 
 async def _abandonable(call: Callable[[], T]) -> T:
