@@ -21,7 +21,7 @@ from typing import Literal, TypeAlias
 from invokit.exceptions import DefinitionError
 
 Effect: TypeAlias = Literal["none", "loosened", "narrowed"]
-Action: TypeAlias = Literal["dropped", "rewritten", "inlined", "added", "renamed"]
+Action: TypeAlias = Literal["dropped", "rewritten", "inlined", "added", "renamed", "fallback"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -40,6 +40,18 @@ class Change:
     """What the change does to the set of arguments the model may send."""
     detail: str
     """The change in words."""
+
+    @classmethod
+    def fallback(cls, error: UnsupportedSchema, detail: str) -> Change:
+        """The change recorded when a tool is declared another way because of ``error``."""
+        return cls(
+            tool=error.tool,
+            path=error.path,
+            keyword=error.keyword,
+            action="fallback",
+            effect="none",
+            detail=f"{detail}: {error.reason}",
+        )
 
     def render(self) -> str:
         """One line: ``tool /path keyword: detail [effect]``."""

@@ -29,7 +29,7 @@ from invokit.providers._content import as_data, field, images, texts
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
 from invokit.providers._gemini_schema import lower_gemini
 from invokit.providers._names import GEMINI_NAMES, NameMap
-from invokit.providers._report import Change, LoweringReport
+from invokit.providers._report import Change, LoweringReport, UnsupportedSchema
 from invokit.providers._restore import ArgumentRestorer
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GeminiTools", "SchemaMode", "as_sdk", "calls", "results", "tools"]
 
-SchemaMode: TypeAlias = Literal["openapi", "json"]
+SchemaMode: TypeAlias = Literal["openapi", "json", "auto"]
 
 SYNTHETIC_ID_PREFIX = "invokit-gemini-"
 """Gemini may return calls without ids; those get an id starting with this, never sent back."""
@@ -48,7 +48,8 @@ class GeminiTools(Declarations):
     """Declarations for Gemini, with the way back from its calls."""
 
     schema: SchemaMode = "openapi"
-    """How parameters were declared: lowered ``Schema`` or ``parametersJsonSchema``."""
+    """How parameters were declared: lowered ``Schema``, ``parametersJsonSchema``, or
+    ``auto`` (lowered where possible)."""
 
     def calls(self, response: Any) -> list[ToolCall]:
         """The function calls in ``response``; see :func:`calls`."""
@@ -65,7 +66,8 @@ def tools(source: Source, *, schema: SchemaMode = "openapi") -> GeminiTools:
     Args:
         source: a registry, or tools or specs.
         schema: ``openapi`` lowers each input schema to Gemini's ``Schema`` subset and reports
-            what changed; ``json`` sends it unchanged as ``parametersJsonSchema``.
+            what changed; ``json`` sends it unchanged as ``parametersJsonSchema``; ``auto``
+            lowers where it can and sends the others as JSON Schema, saying so in the report.
 
     Raises:
         UnsupportedSchema: with ``openapi``, a schema Gemini's ``Schema`` cannot represent.
@@ -83,11 +85,18 @@ def tools(source: Source, *, schema: SchemaMode = "openapi") -> GeminiTools:
         if schema == "json":
             entry["parametersJsonSchema"] = spec.input_schema
         else:
-            parameters, lowered = lower_gemini(name, spec.input_schema)
-            changes.extend(lowered)
-            # A function without parameters leaves them out; Gemini refuses an empty OBJECT.
-            if parameters.get("properties"):
-                entry["parameters"] = parameters
+            try:
+                parameters, lowered = lower_gemini(name, spec.input_schema)
+            except UnsupportedSchema as error:
+                if schema == "openapi":
+                    raise
+                changes.append(Change.fallback(error, "sent as parametersJsonSchema"))
+                entry["parametersJsonSchema"] = spec.input_schema
+            else:
+                changes.extend(lowered)
+                # A function without parameters leaves them out; Gemini refuses an empty OBJECT.
+                if parameters.get("properties"):
+                    entry["parameters"] = parameters
         restorers[name] = ArgumentRestorer(spec.input_schema, whole_floats=True)
         declared.append(entry)
     return GeminiTools(

@@ -24,12 +24,13 @@ from invokit.providers._content import as_data, data_url, flagged_text, images
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
 from invokit.providers._names import OPENAI_NAMES, NameMap
 from invokit.providers._openai_strict import lower_strict
-from invokit.providers._report import Change, LoweringReport
+from invokit.providers._report import Change, LoweringReport, UnsupportedSchema
 from invokit.providers._restore import ArgumentRestorer
 
-__all__ = ["Api", "OpenAITools", "calls", "results", "tools"]
+__all__ = ["Api", "OpenAITools", "Strict", "calls", "results", "tools"]
 
 Api: TypeAlias = Literal["chat", "responses"]
+Strict: TypeAlias = bool | Literal["auto"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,8 +39,8 @@ class OpenAITools(Declarations):
 
     api: Api = "chat"
     """Which API the declarations are shaped for."""
-    strict: bool = False
-    """Whether schemas were lowered for strict mode."""
+    strict: Strict = False
+    """Whether schemas were lowered for strict mode (``auto``: where they can be)."""
 
     def calls(self, response: Any) -> list[ToolCall]:
         """The tool calls in ``response``; see :func:`calls`."""
@@ -50,7 +51,7 @@ class OpenAITools(Declarations):
         return results_for(results, api=self.api)
 
 
-def tools(source: Source, *, api: Api = "chat", strict: bool = False) -> OpenAITools:
+def tools(source: Source, *, api: Api = "chat", strict: Strict = False) -> OpenAITools:
     """Declare the tools of ``source`` for OpenAI.
 
     Args:
@@ -58,9 +59,11 @@ def tools(source: Source, *, api: Api = "chat", strict: bool = False) -> OpenAIT
         api: ``chat`` (Chat Completions) or ``responses`` (the Responses API).
         strict: lower every schema for strict mode (Structured Outputs): calls then always
             match the lowered schema, and placeholder nulls are mapped back before validation.
+            ``"auto"`` declares a tool whose schema strict mode cannot represent without
+            strict mode, and says so in the report.
 
     Raises:
-        UnsupportedSchema: with ``strict``, a schema that strict mode cannot represent.
+        UnsupportedSchema: with ``strict=True``, a schema that strict mode cannot represent.
     """
     specs = specs_of(source)
     names = NameMap.build((str(s.name) for s in specs), OPENAI_NAMES)
@@ -70,16 +73,24 @@ def tools(source: Source, *, api: Api = "chat", strict: bool = False) -> OpenAIT
     for spec in specs:
         name = str(spec.name)
         parameters: dict[str, Any] = spec.input_schema
+        strict_here = bool(strict)
         if strict:
-            parameters, lowered = lower_strict(name, spec.input_schema)
-            changes.extend(lowered)
-            restorers[name] = ArgumentRestorer(spec.input_schema, placeholder_nulls=True)
+            try:
+                parameters, lowered = lower_strict(name, spec.input_schema)
+            except UnsupportedSchema as error:
+                if strict is True:
+                    raise
+                changes.append(Change.fallback(error, "declared without strict mode"))
+                strict_here = False
+            else:
+                changes.extend(lowered)
+                restorers[name] = ArgumentRestorer(spec.input_schema, placeholder_nulls=True)
         function: dict[str, Any] = {"name": names.provider_name(name)}
         if spec.description:
             function["description"] = spec.description
         function["parameters"] = parameters
         # The Responses API defaults to strict, so the flag is always sent.
-        function["strict"] = strict
+        function["strict"] = strict_here
         declared.append(
             {"type": "function", **function}
             if api == "responses"
