@@ -14,16 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from invokit._calls import ToolCall
-from invokit.approvals import ApprovalDecision
 from invokit.execution import (
-    ApprovalRequired,
-    AuthorizationRequired,
     Executor,
     Halt,
-    Interrupt,
-    Outcome,
 )
-from invokit.loop._decisions import Credentials, ExternalResult, Resolution
+from invokit.loop._decisions import Resolution, answer, match_decisions
 from invokit.loop._messages import AssistantMessage, Message, ToolResultsMessage
 from invokit.loop._model import Model
 from invokit.loop._state import RunInterrupted, RunOutcome, RunResult, RunState, StopReason
@@ -124,7 +119,7 @@ async def resume(
         warn=frozenset(state.warn),
         warn_count=(state.stuck_after or 1) - 1,
     )
-    answers = _match_decisions(turn, decisions or {})
+    answers = match_decisions(turn, decisions or {})
     loop = _Loop(
         model,
         executor,
@@ -248,7 +243,7 @@ class _Loop:
             interrupt = turn.pending.get(call.id)
             if interrupt is None:
                 continue
-            outcome = await _answer(self.executor, interrupt, answers.get(call.id))
+            outcome = await answer(self.executor, interrupt, answers.get(call.id))
             if outcome is not None:
                 turn.record(call, outcome)
 
@@ -352,63 +347,6 @@ class _Loop:
             stuck_after=self.detector.after,
             session_id=self.session_id,
         )
-
-
-async def _answer(
-    executor: Executor, interrupt: Interrupt, resolution: Resolution | None
-) -> Outcome | None:
-    """The executor's outcome for ``interrupt`` given ``resolution``; ``None``: still waits."""
-    if isinstance(interrupt, ApprovalRequired):
-        if resolution is None:  # maybe decided elsewhere; the store knows
-            return await executor.resume(interrupt.id)
-        if isinstance(resolution, bool):
-            return await executor.resume(interrupt.id, approve=resolution)
-        assert isinstance(resolution, ApprovalDecision)
-        return await executor.resume(
-            interrupt.id,
-            approve=resolution.approved,
-            reason=resolution.reason,
-            arguments=resolution.arguments,
-            scope=resolution.scope,
-            by=resolution.by,
-            credentials=resolution.credentials,
-        )
-    if resolution is None:
-        return None
-    if isinstance(resolution, Credentials):
-        return await executor.resume(interrupt, credentials=resolution.values)
-    assert isinstance(resolution, ExternalResult)
-    return await executor.resume(interrupt, result=resolution.value)
-
-
-def _fits(interrupt: Interrupt, resolution: Resolution) -> bool:
-    if isinstance(interrupt, ApprovalRequired):
-        return isinstance(resolution, bool | ApprovalDecision)
-    if isinstance(interrupt, AuthorizationRequired):
-        return isinstance(resolution, Credentials)
-    return isinstance(resolution, ExternalResult)
-
-
-def _match_decisions(turn: Turn, decisions: Mapping[str, Resolution]) -> dict[str, Resolution]:
-    """Decisions keyed by call id; each key may be an interrupt id or a call id. All are
-    checked before any is used, so a mistake leaves every approval unused."""
-    by_key: dict[str, str] = {}
-    for call_id, interrupt in turn.pending.items():
-        by_key[interrupt.id] = call_id
-        by_key[call_id] = call_id
-    answers: dict[str, Resolution] = {}
-    for key, resolution in decisions.items():
-        if key not in by_key:
-            waiting = ", ".join(sorted(i.id for i in turn.pending.values()))
-            raise KeyError(f"no waiting call has the id {key!r}; waiting: {waiting}")
-        interrupt = turn.pending[by_key[key]]
-        if not _fits(interrupt, resolution):
-            raise TypeError(
-                f"a {type(resolution).__name__} cannot answer the {interrupt.kind} interrupt "
-                f"{interrupt.id} (call {interrupt.call.id})"
-            )
-        answers[by_key[key]] = resolution
-    return answers
 
 
 def _check_limits(max_turns: int, max_tool_calls: int | None, stuck_after: int | None) -> None:
