@@ -91,6 +91,18 @@ def _lowered(properties: dict[str, Any], *required: str) -> dict[str, Any]:
             _lowered({"t": {"type": "ARRAY", "items": {"type": "STRING"}, "example": ["x"]}}),
             id="tuple-and-examples",
         ),
+        pytest.param(
+            _obj({"t": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}),
+            _lowered(
+                {
+                    "t": {
+                        "type": "ARRAY",
+                        "items": {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+                    }
+                }
+            ),
+            id="draft4-tuple",
+        ),
     ],
 )
 def test_lowering(original: dict[str, Any], lowered: dict[str, Any]) -> None:

@@ -268,3 +268,10 @@ def test_an_error_without_error_info_still_reads_as_an_error() -> None:
         call_id="c", name="x", is_error=True, error=ErrorInfo(kind="timeout", message="slow")
     )
     assert openai.results([other])[0]["content"] == "Error (timeout): slow"
+
+
+def test_blank_arguments_are_an_empty_object(registry: ToolRegistry) -> None:
+    """A call with blank arguments (a tool without parameters) reads as {}."""
+    data = payload("openai_chat_parallel.json")
+    data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = ""
+    assert openai.tools(registry).calls(data)[0].arguments == {}

@@ -200,3 +200,11 @@ def test_restorer_follows_unions_and_arrays() -> None:
     assert restore(value) == {"items": [{}, {"q": "a"}], "either": {}}
     assert value["items"] == [{"q": None}, {"q": "a"}]
     assert restore({"either": "s"}) == {"either": "s"}
+
+
+def test_draft4_tuples_are_refused_naming_items() -> None:
+    """An items list (a draft-4 tuple) has no strict form and is refused as 'items'."""
+    schema = _obj({"t": {"type": "array", "items": [{"type": "string"}]}})
+    with pytest.raises(UnsupportedSchema) as caught:
+        lower_strict("t", schema)
+    assert (caught.value.path, caught.value.keyword) == ("/properties/t/items", "items")

@@ -74,10 +74,11 @@ class Declarations:
     ) -> str | Mapping[str, Any]:
         """``arguments`` mapped back to the original schema of the tool ``name``.
 
-        Text that is not a JSON object is returned untouched, so that the executor reports
-        exactly what is wrong with it.
+        No arguments (``None`` or blank text, as some models send for a tool without
+        parameters) is an empty object. Other text that is not a JSON object is returned
+        untouched, so that the executor reports exactly what is wrong with it.
         """
-        if arguments is None:
+        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
             arguments = {}
         restorer = self.restorers.get(name)
         if restorer is None:

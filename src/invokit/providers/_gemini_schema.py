@@ -149,6 +149,8 @@ class _GeminiLowering:
             out[key] = {
                 name: self.node(sub, f"{at}/{escape(name)}", refs) for name, sub in value.items()
             }
+        elif key == "items" and isinstance(value, list):
+            self.keyword("prefixItems", value, schema, out, at, refs)
         elif key == "items":
             out[key] = self.node(value, at, refs)
         elif key == "prefixItems":

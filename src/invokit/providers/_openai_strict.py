@@ -130,6 +130,8 @@ class _StrictLowering:
                         "loosened",
                         "oneOf sent as anyOf; a value matching several branches is not refused",
                     )
+            elif key == "items" and isinstance(value, list):
+                raise self.fail(at, key, "tuples have no strict form; use an array of one type")
             elif key == "items":
                 out[key] = self.node(value, at)
             elif key == "prefixItems":

@@ -113,6 +113,9 @@ def calls(response: Any, *, declarations: Declarations | None = None) -> list[To
         response: a Chat Completions ``ChatCompletion`` or its ``message``, a Responses API
             ``Response`` or its ``output`` items, as SDK objects or plain dicts.
         declarations: what :func:`tools` returned, to map names and arguments back.
+
+    Only function calls are read: calls of OpenAI's built-in or custom (free-text) tools are
+    not invokit tools and are left to the host.
     """
     decl = declarations or UNNAMED
     data = as_data(response)
