@@ -826,7 +826,7 @@ class Executor:
 
 def _denied_message(call: ToolCall, decision: Decision) -> str:
     why = decision.reason or "the policy denies it"
-    rule = f" (rule {decision.rule!r})" if decision.rule else ""
+    rule = f" (rule {decision.rule!r})" if decision.rule and decision.rule not in why else ""
     return f"Calling {call.name!r} is not allowed: {why}{rule}. Do not retry the same call."
 
 
