@@ -103,6 +103,28 @@ def _lowered(properties: dict[str, Any], *required: str) -> dict[str, Any]:
             ),
             id="draft4-tuple",
         ),
+        pytest.param(
+            _obj(
+                {
+                    "t": {
+                        "type": "array",
+                        "prefixItems": [{"type": "string"}],
+                        "items": {"type": "integer"},
+                    },
+                    "e": {"type": "array", "items": False},
+                }
+            ),
+            _lowered(
+                {
+                    "t": {
+                        "type": "ARRAY",
+                        "items": {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+                    },
+                    "e": {"type": "ARRAY", "maxItems": 0},
+                }
+            ),
+            id="tuple-with-rest-and-no-items",
+        ),
     ],
 )
 def test_lowering(original: dict[str, Any], lowered: dict[str, Any]) -> None:

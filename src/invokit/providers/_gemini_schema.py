@@ -150,15 +150,17 @@ class _GeminiLowering:
                 name: self.node(sub, f"{at}/{escape(name)}", refs) for name, sub in value.items()
             }
         elif key == "items" and isinstance(value, list):
-            self.keyword("prefixItems", value, schema, out, at, refs)
+            self.tuple_items(value, None, out, at, refs)
+        elif key == "items" and "prefixItems" in schema:
+            return  # the items after the prefix join the prefix's branches
+        elif key == "items" and value is False:
+            out["maxItems"] = 0
+            self.note(at, key, "rewritten", "none", "no items allowed: sent as maxItems 0")
         elif key == "items":
             out[key] = self.node(value, at, refs)
         elif key == "prefixItems":
-            branches = [self.node(sub, f"{at}/{i}", refs) for i, sub in enumerate(value)]
-            out.setdefault("items", branches[0] if len(branches) == 1 else {"anyOf": branches})
-            self.note(
-                at, key, "rewritten", "loosened", "a tuple sent as an array of its item types"
-            )
+            rest = schema.get("items")
+            self.tuple_items(value, rest if isinstance(rest, Mapping) else None, out, at, refs)
         elif key in ("enum", "const"):
             self.enum(key, value, schema, out, at)
         elif key == "format":
@@ -195,6 +197,23 @@ class _GeminiLowering:
             self.note(at, key, "dropped", "loosened", "not part of Gemini's schema")
         elif key != "allOf":
             self.note(at, key, "dropped", "none", "an annotation Gemini does not take")
+
+    def tuple_items(
+        self,
+        prefix: list[Any],
+        rest: Mapping[str, Any] | None,
+        out: dict[str, Any],
+        at: str,
+        refs: tuple[str, ...],
+    ) -> None:
+        branches = [self.node(sub, f"{at}/{i}", refs) for i, sub in enumerate(prefix)]
+        if rest is not None:
+            branches.append(self.node(rest, at.rsplit("/", 1)[0] + "/items", refs))
+        unique = [b for i, b in enumerate(branches) if b not in branches[:i]]
+        out["items"] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+        self.note(
+            at, "prefixItems", "rewritten", "loosened", "a tuple sent as an array of its item types"
+        )
 
     def inline(self, schema: Mapping[str, Any], path: str, refs: tuple[str, ...]) -> dict[str, Any]:
         ref = schema["$ref"]

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.providers._refs import SubschemaChecks, escape, resolve_ref
-from invokit.providers._report import Change, Effect, UnsupportedSchema
+from invokit.providers._report import Action, Change, Effect, UnsupportedSchema
 
 PROVIDER = "openai-strict"
 
@@ -76,7 +76,7 @@ class _StrictLowering:
             provider=PROVIDER, tool=self.tool, path=path, keyword=keyword, reason=reason
         )
 
-    def note(self, path: str, keyword: str, action: Any, effect: Effect, detail: str) -> None:
+    def note(self, path: str, keyword: str, action: Action, effect: Effect, detail: str) -> None:
         self.changes.append(
             Change(
                 tool=self.tool,
@@ -108,10 +108,13 @@ class _StrictLowering:
             raise self.fail(path, str(schema).lower(), "a boolean schema has no strict form")
         if "$ref" in schema:
             return self.reference(schema, path)
+        if "prefixItems" in schema or isinstance(schema.get("items"), list):
+            keyword = "prefixItems" if "prefixItems" in schema else "items"
+            raise self.fail(f"{path}/{keyword}", keyword, "tuples have no strict form")
         schema = self.flatten_all_of(schema, path)
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            at = f"{path}/{key}"
+            at = f"{path}/{escape(key)}"
             if key in _KEPT:
                 out[key] = value
             elif key == "format":
@@ -130,12 +133,8 @@ class _StrictLowering:
                         "loosened",
                         "oneOf sent as anyOf; a value matching several branches is not refused",
                     )
-            elif key == "items" and isinstance(value, list):
-                raise self.fail(at, key, "tuples have no strict form; use an array of one type")
             elif key == "items":
                 out[key] = self.node(value, at)
-            elif key == "prefixItems":
-                raise self.fail(at, key, "tuples have no strict form; use an array of one type")
             elif key in ("$defs", "definitions"):
                 if path:  # the root's are lowered once in run()
                     out[key] = {n: self.node(s, f"{at}/{escape(n)}") for n, s in value.items()}
