@@ -166,3 +166,12 @@ def test_unknown_payloads_are_refused() -> None:
     with pytest.raises(TypeError):
         gemini.calls(payload("openai_chat_parallel.json"))
     assert gemini.calls({"candidates": []}) == []
+
+
+def test_a_content_object_alone_is_read(registry: ToolRegistry) -> None:
+    """A model Content (SDK object) is accepted without the whole response."""
+    response = types.GenerateContentResponse.model_validate(payload("gemini_with_ids.json"))
+    assert response.candidates is not None
+    content = response.candidates[0].content
+    (call,) = gemini.tools(registry).calls(content)
+    assert (call.id, call.name) == ("fc-7b1d2c3a", "weather.current")

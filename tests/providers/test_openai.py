@@ -275,3 +275,30 @@ def test_blank_arguments_are_an_empty_object(registry: ToolRegistry) -> None:
     data = payload("openai_chat_parallel.json")
     data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = ""
     assert openai.tools(registry).calls(data)[0].arguments == {}
+
+
+def test_output_items_alone_are_read(registry: ToolRegistry) -> None:
+    """The Responses API output list (SDK items) is accepted without the Response."""
+    response = Response.model_validate(payload("openai_responses_parallel.json"))
+    calls = openai.tools(registry, api="responses").calls(response.output)
+    assert [c.name for c in calls] == ["weather.current", "send_email"]
+
+
+def test_colliding_names_round_trip_through_a_response() -> None:
+    """With fs.read beside a real fs_read, each call comes back to the right tool."""
+    from invokit.tools import declare
+
+    dotted = declare("fs.read", "Read (namespaced).")
+    plain = declare("fs_read", "Read (plain).")
+    decl = openai.tools([dotted, plain])
+    sent = {t["function"]["name"] for t in decl.tools}
+    assert "fs_read" in sent and len(sent) == 2
+    (moved,) = sent - {"fs_read"}
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": moved, "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "fs_read", "arguments": "{}"}},
+        ],
+    }
+    assert [c.name for c in decl.calls(message)] == ["fs.read", "fs_read"]
