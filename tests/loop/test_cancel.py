@@ -16,8 +16,8 @@ from ._support import add, assert_valid
 
 @pytest.mark.anyio
 async def test_cancelling_mid_turn_writes_a_result_for_every_open_call() -> None:
-    """Calls in flight when the run is cancelled get ``cancelled`` results; the transcript
-    stays valid and hooks see the closing message."""
+    """Calls in flight when the run is cancelled get ``cancelled`` results, finished ones keep
+    theirs; the transcript stays valid and hooks see the closing message."""
     started = anyio.Event()
 
     @tool(read_only=True)
@@ -27,18 +27,23 @@ async def test_cancelling_mid_turn_writes_a_result_for_every_open_call() -> None
         await anyio.sleep(60)
         return "late"
 
+    @tool(read_only=True)
+    async def quick() -> int:
+        """Answer at once."""
+        return 2
+
     seen: list[Message] = []
 
     class Watch:
         def on_message(self, message: Message) -> None:
             seen.append(message)
 
-    model = ScriptedModel([turn(call("add", {"a": 1, "b": 1}), call("slow")), "never"])
+    model = ScriptedModel([turn(call("quick"), call("slow")), "never"])
     messages: list[Message] = [UserMessage(text="x")]
     async with anyio.create_task_group() as group:
 
         async def drive() -> None:
-            await run(model, Executor([add, slow]), messages, hooks=[Watch()])
+            await run(model, Executor([quick, slow]), messages, hooks=[Watch()])
 
         group.start_soon(drive)
         with anyio.fail_after(5):
@@ -47,7 +52,9 @@ async def test_cancelling_mid_turn_writes_a_result_for_every_open_call() -> None
     assert_valid(messages)
     closing = messages[-1]
     assert isinstance(closing, ToolResultsMessage)
-    assert [r.error.kind for r in closing.results if r.error] == ["cancelled", "cancelled"]
+    # The finished call keeps its real result; only the open one is marked cancelled.
+    assert closing.results[0].structured == 2
+    assert [r.error.kind for r in closing.results if r.error] == ["cancelled"]
     assert seen[-1] is closing
     assert model.remaining == 1
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
@@ -15,10 +15,15 @@ if TYPE_CHECKING:
 
 
 async def run_batch(
-    executor: Executor, calls: Sequence[ToolCall], max_concurrency: int
+    executor: Executor,
+    calls: Sequence[ToolCall],
+    max_concurrency: int,
+    on_outcome: Callable[[int, Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Shared calls run concurrently (at most ``max_concurrency`` at once); exclusive calls run
-    one at a time in call order, beside them. Results keep call order."""
+    one at a time in call order, beside them. Results keep call order. ``on_outcome(index,
+    outcome)`` hears of each call as it finishes, so a caller cancelled mid-batch knows which
+    calls did."""
     outcomes: list[Outcome | None] = [None] * len(calls)
     limiter = anyio.CapacityLimiter(max(1, max_concurrency))
     exclusive = [i for i, call in enumerate(calls) if executor.concurrency_of(call) == "exclusive"]
@@ -26,7 +31,9 @@ async def run_batch(
 
     async def run_one(index: int) -> None:
         async with limiter:
-            outcomes[index] = await executor.execute(calls[index])
+            outcome = outcomes[index] = await executor.execute(calls[index])
+            if on_outcome is not None:
+                on_outcome(index, outcome)
 
     async def run_in_order() -> None:
         for index in exclusive:

@@ -685,13 +685,20 @@ class Executor:
     # -- batches and streams -------------------------------------------------------------
 
     async def execute_many(
-        self, calls: Sequence[ToolCall], *, max_concurrency: int | None = None
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        max_concurrency: int | None = None,
+        on_outcome: Callable[[int, Outcome], None] | None = None,
     ) -> list[Outcome]:
         """Run several calls: shared (read-only) tools in parallel, others one at a time in call
-        order. Outcomes come back in call order, exactly one per call."""
+        order. Outcomes come back in call order, exactly one per call; ``on_outcome(index,
+        outcome)`` is told of each as it finishes."""
         from invokit.execution._batch import run_batch
 
-        return await run_batch(self, calls, max_concurrency or self.limits.max_concurrency)
+        return await run_batch(
+            self, calls, max_concurrency or self.limits.max_concurrency, on_outcome
+        )
 
     async def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
         """Progress events as the call runs, then its outcome (always the last item)."""

@@ -233,9 +233,11 @@ class _Loop:
         return turn, list(calls[:budget])
 
     async def _execute(self, turn: Turn, calls: list[ToolCall]) -> None:
-        outcomes = await self.executor.execute_many(calls)
-        for call, outcome in zip(calls, outcomes, strict=True):
-            turn.record(call, outcome)
+        # Outcomes are recorded as they arrive: if the run is cancelled mid-turn, calls that
+        # finished keep their real results and only the open ones are marked cancelled.
+        await self.executor.execute_many(
+            calls, on_outcome=lambda i, outcome: turn.record(calls[i], outcome)
+        )
 
     async def _answer_all(self, turn: Turn, answers: dict[str, Resolution]) -> None:
         # In call order, one at a time: approved calls may be ones that must not overlap.
