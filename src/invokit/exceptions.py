@@ -9,7 +9,8 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     InvokitError
     ├── DefinitionError
     │   ├── InvalidToolDefinition        bad name, schema or option when a tool is defined
-    │   └── DuplicateToolName            two tools with one name in a registry
+    │   ├── DuplicateToolName            two tools with one name in a registry
+    │   └── UnsupportedSchema            a schema a provider cannot represent (keyword named)
     ├── ArgumentsError                   a tool call's arguments are unusable
     │   ├── MalformedArguments           not valid JSON (position given)
     │   └── InvalidArguments             valid JSON that breaks the schema (every issue listed)
@@ -25,6 +26,7 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     │   ├── ApprovalExpired
     │   ├── ApprovalMismatch             bound to another call, tool or spec version
     │   └── ApprovalAlreadyUsed
+    ├── MCPConnectionError               an MCP server did not start, answer in time, or went away
     └── MissingExtra (also ImportError)  an optional dependency is not installed
 """
 
@@ -49,6 +51,7 @@ __all__ = [
     "InvalidArguments",
     "InvalidToolDefinition",
     "InvokitError",
+    "MCPConnectionError",
     "MalformedArguments",
     "MissingExtra",
     "NotJsonSafe",
@@ -56,6 +59,7 @@ __all__ = [
     "RetryWithFeedback",
     "ToolError",
     "ToolFailed",
+    "UnsupportedSchema",
 ]
 
 
@@ -102,6 +106,29 @@ class DuplicateToolName(DefinitionError, ValueError):
             f"Duplicate tool name {name!r}: defined by {sources[0]} and by {sources[1]}. "
             "Rename one (registry.renamed({...})), namespace one (registry.prefixed('ns')), "
             "or merge with conflicts='first_wins' or 'last_wins'."
+        )
+
+
+class UnsupportedSchema(DefinitionError, ValueError):
+    """A tool's schema cannot be represented for a provider; lowering never guesses.
+
+    Attributes:
+        provider: the provider (``openai-strict``, ``gemini`` …).
+        tool: the tool's invokit name.
+        path: JSON pointer into the tool's input schema.
+        keyword: the keyword that cannot be represented.
+        reason: why, and what to do instead.
+    """
+
+    def __init__(self, *, provider: str, tool: str, path: str, keyword: str, reason: str) -> None:
+        self.provider = provider
+        self.tool = tool
+        self.path = path
+        self.keyword = keyword
+        self.reason = reason
+        super().__init__(
+            f"tool {tool!r}: {keyword!r} at {path or '/'} cannot be represented for {provider}: "
+            f"{reason}"
         )
 
 
@@ -292,6 +319,23 @@ class ApprovalMismatch(ApprovalError):
 
 class ApprovalAlreadyUsed(ApprovalError):
     """The approval was resolved or consumed already; it is single-use."""
+
+
+# -- connections -------------------------------------------------------------------------
+
+
+class MCPConnectionError(InvokitError):
+    """An MCP server could not be started, reached or initialized in time.
+
+    Attributes:
+        server: the toolset's server name.
+        detail: what went wrong, in words.
+    """
+
+    def __init__(self, server: str, detail: str) -> None:
+        self.server = server
+        self.detail = detail
+        super().__init__(f"MCP server {server!r}: {detail}")
 
 
 # -- environment --------------------------------------------------------------------------

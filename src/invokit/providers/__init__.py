@@ -7,9 +7,10 @@ formats. ``tools()`` returns a :class:`Declarations` that remembers how names an
 were mapped, so its ``calls()`` maps them back. No provider SDK is needed.
 """
 
+from invokit.exceptions import UnsupportedSchema
 from invokit.providers._declarations import Declarations
 from invokit.providers._names import NameMap
-from invokit.providers._report import Change, LoweringReport, UnsupportedSchema
+from invokit.providers._report import Change, LoweringReport
 
 __all__ = ["Change", "Declarations", "LoweringReport", "NameMap", "UnsupportedSchema"]
 

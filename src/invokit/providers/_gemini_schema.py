@@ -19,8 +19,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from invokit.exceptions import UnsupportedSchema
 from invokit.providers._refs import escape, resolve_ref
-from invokit.providers._report import Action, Change, Effect, UnsupportedSchema
+from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "gemini"
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from invokit.exceptions import UnsupportedSchema
 from invokit.providers._refs import SubschemaChecks, escape, resolve_ref
-from invokit.providers._report import Action, Change, Effect, UnsupportedSchema
+from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "openai-strict"
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from invokit.exceptions import DefinitionError
+from invokit.exceptions import UnsupportedSchema
 
 Effect: TypeAlias = Literal["none", "loosened", "narrowed"]
 Action: TypeAlias = Literal["dropped", "rewritten", "inlined", "added", "renamed", "fallback"]
@@ -98,26 +98,3 @@ class LoweringReport:
     def render(self) -> str:
         """The report as text, one change a line; empty when nothing changed."""
         return "\n".join(change.render() for change in self.changes)
-
-
-class UnsupportedSchema(DefinitionError, ValueError):
-    """A tool's schema cannot be represented for a provider; lowering never guesses.
-
-    Attributes:
-        provider: the provider (``openai-strict``, ``gemini`` …).
-        tool: the tool's invokit name.
-        path: JSON pointer into the tool's input schema.
-        keyword: the keyword that cannot be represented.
-        reason: why, and what to do instead.
-    """
-
-    def __init__(self, *, provider: str, tool: str, path: str, keyword: str, reason: str) -> None:
-        self.provider = provider
-        self.tool = tool
-        self.path = path
-        self.keyword = keyword
-        self.reason = reason
-        super().__init__(
-            f"tool {tool!r}: {keyword!r} at {path or '/'} cannot be represented for {provider}: "
-            f"{reason}"
-        )

@@ -24,12 +24,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from invokit._calls import JsonPart, ToolCall, ToolResult
-from invokit.exceptions import MissingExtra
+from invokit.exceptions import MissingExtra, UnsupportedSchema
 from invokit.providers._content import as_data, field, images, texts
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
 from invokit.providers._gemini_schema import lower_gemini
 from invokit.providers._names import GEMINI_NAMES, NameMap
-from invokit.providers._report import Change, LoweringReport, UnsupportedSchema
+from invokit.providers._report import Change, LoweringReport
 from invokit.providers._restore import ArgumentRestorer
 
 if TYPE_CHECKING:

@@ -20,11 +20,12 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from invokit._calls import ToolCall, ToolResult
+from invokit.exceptions import UnsupportedSchema
 from invokit.providers._content import as_data, data_url, flagged_text, images
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
 from invokit.providers._names import OPENAI_NAMES, NameMap
 from invokit.providers._openai_strict import lower_strict
-from invokit.providers._report import Change, LoweringReport, UnsupportedSchema
+from invokit.providers._report import Change, LoweringReport
 from invokit.providers._restore import ArgumentRestorer
 
 __all__ = ["Api", "OpenAITools", "Strict", "calls", "results", "tools"]
