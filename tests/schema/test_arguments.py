@@ -374,3 +374,59 @@ def test_local_refs_resolve() -> None:
     assert validator({"p": {"x": 1}}) == {"p": {"x": 1}}
     with pytest.raises(InvalidArguments):
         validator({"p": {}})
+
+
+BAD_TEXTS = [
+    pytest.param("", 64, id="empty"),
+    pytest.param('{"a": 1,}', 64, id="trailing-comma"),
+    pytest.param('{"a": NaN}', 64, id="nan"),
+    pytest.param('{"a": [1e999]}', 64, id="overflow-nested"),
+    pytest.param('{"a": -1e400}', 64, id="overflow"),
+    pytest.param('{"a": 1, "a": 2}', 64, id="duplicate"),
+    pytest.param('{"a": "\ud800"}', 64, id="raw-surrogate"),
+    pytest.param('{"a": "\\udc00"}', 64, id="escaped-surrogate"),
+    pytest.param("[1]", 64, id="array"),
+    pytest.param(_nested(65), 64, id="too-deep"),
+    pytest.param('{"a": [[[[]]]]}', 3, id="too-deep-for-small-bound"),
+]
+
+
+@pytest.mark.parametrize(("text", "max_depth"), BAD_TEXTS)
+def test_validator_fast_path_refuses_what_parse_arguments_refuses(
+    text: str, max_depth: int
+) -> None:
+    """The validator's inline text path raises the same error as parse_arguments."""
+    validator = ArgumentValidator({"type": "object"}, max_depth=max_depth)
+    with pytest.raises((MalformedArguments, InvalidArguments)) as expected:
+        parse_arguments(text, max_depth=max_depth)
+    with pytest.raises(type(expected.value)) as got:
+        validator(text)
+    assert str(got.value) == str(expected.value)
+
+
+@settings(max_examples=50)
+@given(
+    st.dictionaries(
+        st.text(max_size=3),
+        json_values | st.sampled_from([1e300, -2.5e-300, 0.5]),
+        max_size=3,
+    ),
+    st.integers(1, 5),
+    st.sampled_from(["", "1e999", "-1E+400", "[1e500]"]),
+)
+def test_validator_and_parse_arguments_agree_on_text(
+    value: dict[str, Any], max_depth: int, extra: str
+) -> None:
+    """Text accepted or refused by parse_arguments is accepted or refused alike by a validator."""
+    text = json.dumps(value)
+    if extra:
+        text = text[:-1] + (", " if value else "") + f'"zz": {extra}' + "}"
+    validator = ArgumentValidator({"type": "object"}, max_depth=max_depth)
+
+    def outcome(parse: Any) -> Any:
+        try:
+            return parse(text)
+        except (MalformedArguments, InvalidArguments) as error:
+            return type(error).__name__
+
+    assert outcome(validator) == outcome(lambda t: parse_arguments(t, max_depth=max_depth))

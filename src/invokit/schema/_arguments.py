@@ -10,11 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-
-import jiter
-import jsonschema_rs
 
 from invokit.exceptions import (
     ArgumentIssue,
@@ -24,10 +21,22 @@ from invokit.exceptions import (
 )
 
 DEFAULT_MAX_DEPTH = 64
-_FLOAT_DIGITS = 308
-_BIG_EXPONENT = re.compile(rb"[0-9][eE][+-]?[0-9]{3}")
+# Values that cannot hide an overflowed float (jiter reads 1e999 as inf).
+_SCALARS = frozenset({str, int, bool, type(None)})
 _POSITION = re.compile(r" at line (\d+) column (\d+)$")
 _STRICT_INT = "x-invokit-strict-integer"
+
+# jiter and jsonschema_rs are loaded on first use, so ``import invokit`` stays light.
+_from_json: Callable[..., Any] | None = None
+
+
+def _json_parser() -> Callable[..., Any]:
+    global _from_json
+    if _from_json is None:
+        from jiter import from_json
+
+        _from_json = from_json
+    return _from_json
 
 
 class _StrictInteger:
@@ -45,6 +54,8 @@ def compile_schema(
     schema: Mapping[str, Any], *, strict: bool = False, tool: str | None = None
 ) -> Any:
     """Check ``schema`` against its meta-schema and compile it; raise at definition time if bad."""
+    import jsonschema_rs
+
     try:
         jsonschema_rs.meta.validate(dict(schema))
     except jsonschema_rs.ValidationError as exc:
@@ -92,7 +103,7 @@ class ArgumentValidator:
         max_depth: the deepest nesting of arrays and objects accepted.
     """
 
-    __slots__ = ("_validator", "max_depth", "schema", "strict")
+    __slots__ = ("_is_valid", "_parse", "_shallow", "_validator", "max_depth", "schema", "strict")
 
     def __init__(
         self,
@@ -106,11 +117,34 @@ class ArgumentValidator:
         self.strict = strict
         self.max_depth = max_depth
         self._validator = compile_schema(schema, strict=strict, tool=tool)
+        self._is_valid = self._validator.is_valid
+        self._parse = _from_json or _json_parser()
+        # A text shorter than twice the bound cannot nest deeper than it.
+        self._shallow = 2 * max_depth
 
     def __call__(self, arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
         """Return the arguments as a dict, or raise ``MalformedArguments``/``InvalidArguments``."""
-        value = parse_arguments(arguments, max_depth=self.max_depth)
-        if not self._validator.is_valid(value):
+        # The common case, JSON text, is parsed inline (this runs once per tool call); it
+        # applies the same checks as parse_arguments.
+        if type(arguments) is str:
+            try:
+                data = arguments.encode()
+                value: dict[str, Any] = self._parse(
+                    data, allow_inf_nan=False, catch_duplicate_keys=True
+                )
+            except UnicodeEncodeError as exc:
+                raise _lone_surrogate(exc) from None
+            except ValueError as exc:
+                raise _malformed(str(exc), data) from None
+            if type(value) is not dict:
+                raise _not_an_object(value)
+            if len(data) > self._shallow and _depth(value) > self.max_depth:
+                raise _too_deep(self.max_depth)
+            if not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
+                raise _overflow()
+        else:
+            value = parse_arguments(arguments, max_depth=self.max_depth)
+        if not self._is_valid(value):
             raise InvalidArguments(self.issues(value))
         return value
 
@@ -129,47 +163,65 @@ def parse_arguments(
     arguments: str | bytes | Mapping[str, Any], *, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> dict[str, Any]:
     """Parse arguments strictly into a dict; never turns bad input into ``{}``."""
-    if isinstance(arguments, Mapping):
-        value: Any = dict(arguments)
+    # Text is by far the most common input: test for it before the slower ABC check.
+    if isinstance(arguments, str):
+        try:
+            data = arguments.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _lone_surrogate(exc) from None
+        value = _parse_bytes(data, max_depth)
+    elif isinstance(arguments, bytes | bytearray):
+        value = _parse_bytes(bytes(arguments), max_depth)
+    elif isinstance(arguments, Mapping):
+        value = dict(arguments)
         _check_value(value, max_depth)
     else:
-        if isinstance(arguments, str):
-            try:
-                data = arguments.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise MalformedArguments(
-                    "the text holds a lone surrogate", position=exc.start
-                ) from None
-        elif isinstance(arguments, bytes | bytearray):
-            data = bytes(arguments)
-        else:
-            raise MalformedArguments(
-                f"arguments must be JSON text or an object, not {type(arguments).__name__}"
-            )
-        try:
-            value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
-        except ValueError as exc:
-            raise _malformed(str(exc), data) from None
-        # A text shorter than twice the bound cannot nest deeper than it.
-        if len(data) > 2 * max_depth and _depth(value) > max_depth:
-            raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
-        # jiter reads 1e999 as inf; only a long text or a 3-digit exponent can overflow a float.
-        if (len(data) > _FLOAT_DIGITS or _BIG_EXPONENT.search(data)) and not _finite(value):
-            raise MalformedArguments(
-                "a number is too large for a float (it would be Infinity, which is not allowed)"
-            )
-    if not isinstance(value, dict):
-        raise InvalidArguments(
-            [
-                ArgumentIssue(
-                    path="",
-                    message="arguments must be a JSON object",
-                    expected="object",
-                    actual=_short(value),
-                )
-            ]
+        raise MalformedArguments(
+            f"arguments must be JSON text or an object, not {type(arguments).__name__}"
         )
+    if type(value) is not dict:
+        raise _not_an_object(value)
     return value
+
+
+def _lone_surrogate(exc: UnicodeEncodeError) -> MalformedArguments:
+    return MalformedArguments("the text holds a lone surrogate", position=exc.start)
+
+
+def _not_an_object(value: Any) -> InvalidArguments:
+    issue = ArgumentIssue(
+        path="", message="arguments must be a JSON object", expected="object", actual=_short(value)
+    )
+    return InvalidArguments([issue])
+
+
+def _parse_bytes(data: bytes, max_depth: int) -> Any:
+    try:
+        value = (_from_json or _json_parser())(data, allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError as exc:
+        raise _malformed(str(exc), data) from None
+    # A text shorter than twice the bound cannot nest deeper than it.
+    if len(data) > 2 * max_depth and _depth(value) > max_depth:
+        raise _too_deep(max_depth)
+    # jiter reads 1e999 as inf; looking at the values is cheaper than scanning the text for it.
+    # Only floats and containers need the full walk; most arguments have neither.
+    if (
+        type(value) is dict
+        and not _SCALARS.issuperset(map(type, value.values()))
+        and not _finite(value)
+    ):
+        raise _overflow()
+    return value
+
+
+def _too_deep(max_depth: int) -> MalformedArguments:
+    return MalformedArguments(f"nesting is deeper than {max_depth} levels")
+
+
+def _overflow() -> MalformedArguments:
+    return MalformedArguments(
+        "a number is too large for a float (it would be Infinity, which is not allowed)"
+    )
 
 
 def _malformed(message: str, data: bytes) -> MalformedArguments:
@@ -229,12 +281,13 @@ def _check_text(text: str) -> None:
 
 
 def _finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v) for v in value)
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is float:
+            if item - item != 0.0:  # inf - inf is nan
+                return False
+        elif (kind is dict or kind is list) and not _finite(item):
+            return False
     return True
 
 
