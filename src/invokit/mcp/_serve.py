@@ -47,10 +47,12 @@ async def serve(
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read_stream, write_stream):
+        from invokit.mcp._stdio import native_stdio
+
+        async with native_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read, write):
             if ready is not None:
                 ready("stdio")
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(read, write, server.create_initialization_options())
         return
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")

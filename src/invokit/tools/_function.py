@@ -7,8 +7,6 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
-import anyio
-
 from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec
 from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions._requests import PermissionRequest
@@ -16,6 +14,7 @@ from invokit.schema._arguments import ArgumentValidator
 from invokit.schema._signature import FunctionSignature, read_signature
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ToolContext
+from invokit.tools._threads import run_in_thread
 
 PermissionsFn = Callable[[Mapping[str, Any]], Iterable[PermissionRequest]]
 _NOTHING: Any = object()
@@ -149,9 +148,7 @@ class FunctionTool(Tool):
             return await _drain(self.fn(**kwargs), ctx)
         # Sync bodies run in a worker thread, never on the event loop. On cancel the thread is
         # abandoned (Python cannot stop it); ctx.cancelled tells it to stop.
-        return await anyio.to_thread.run_sync(
-            functools.partial(self.fn, **kwargs), abandon_on_cancel=True
-        )
+        return await run_in_thread(functools.partial(self.fn, **kwargs))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation, no policy)."""
