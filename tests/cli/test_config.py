@@ -112,3 +112,11 @@ def test_without_a_file_there_is_no_config(tmp_path: Path) -> None:
     (tmp_path / "invokit.toml").write_text("")
     assert find_config(tmp_path) == tmp_path / "invokit.toml"
     assert parse_config("", source=tmp_path / "invokit.toml").root == tmp_path.resolve()
+
+
+def test_the_example_configuration_is_valid() -> None:
+    """examples/invokit.toml loads, and its policy allows `git status` but asks for others."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "invokit.toml"
+    config = load_config(example)
+    assert config.shell is not None and "git status" in config.shell.allow
+    assert config.policy is not None and config.policy.default == "ask"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from contextlib import AsyncExitStack
 from typing import Annotated, Any, Optional
 
 import anyio
@@ -35,7 +36,7 @@ from invokit.cli._output import (
     stderr,
     stdout,
 )
-from invokit.cli._runtime import build_executor, prepare
+from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
 from invokit.execution import ApprovalRequired, Completed, Failed, Interrupted, Outcome
 from invokit.tools import Progress as ToolProgress
 
@@ -198,20 +199,22 @@ def register(app: typer.Typer) -> None:
 
 
 async def _run(
-    setup: Any, name: str, arguments: Any, session: str | None, asking: bool, as_json: bool
+    setup: Setup, name: str, arguments: Any, session: str | None, asking: bool, as_json: bool
 ) -> int:
     from invokit.cli._terminal import TerminalApprover
 
     console = stderr()
     approver = TerminalApprover(console, by="invokit call") if asking else None
-    executor = build_executor(setup, approver=approver)
     bar = _ProgressBar(console, name)
     call = ToolCall(
         id="cli_" + secrets.token_urlsafe(8), name=name, arguments=arguments, session_id=session
     )
-    try:
-        outcome = await executor.execute(call, on_progress=None if as_json else bar)
-    finally:
-        bar.stop()
-        await executor.aclose()
+    async with AsyncExitStack() as stack:
+        registry = await connect_imports(setup, stack)
+        executor = build_executor(setup, registry=registry, approver=approver)
+        stack.push_async_callback(executor.aclose)
+        try:
+            outcome = await executor.execute(call, on_progress=None if as_json else bar)
+        finally:
+            bar.stop()
     return report(outcome, as_json=as_json)

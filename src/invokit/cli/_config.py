@@ -76,6 +76,8 @@ class McpServerConfig:
     bearer_token_env: str | None = None
     """Environment variable holding a bearer token for ``url`` (never the token itself)."""
     headers: dict[str, str] = field(default_factory=dict)
+    connect_timeout: float = 30.0
+    """Seconds to start or reach the server and list its tools."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -240,7 +242,9 @@ def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfi
         where = ("mcp", "servers", name)
         table = checker.table(servers, ("mcp", "servers"), name)
         checker.keys(
-            table, where, {"command", "args", "url", "prefix", "bearer_token_env", "headers"}
+            table,
+            where,
+            {"command", "args", "url", "prefix", "bearer_token_env", "headers", "connect_timeout"},
         )
         command = checker.string(table, where, "command", default=None)
         url = checker.string(table, where, "url", default=None)
@@ -262,6 +266,7 @@ def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfi
                 url=url,
                 bearer_token_env=checker.string(table, where, "bearer_token_env", default=None),
                 headers=dict(headers),
+                connect_timeout=checker.positive(table, where, "connect_timeout", 30.0),
             )
         )
     return tuple(out)

@@ -1,12 +1,155 @@
-"""``invokit mcp trust | list``: pin the tools of imported MCP servers."""
+"""``invokit mcp list | trust``: the tools of imported MCP servers and their pinned versions.
+
+The first time invokit sees a remote tool it pins its fingerprint. If the server later
+changes the tool (its description or schema: a "rug pull"), the tool is hidden until a person
+looks at it and trusts the new version here.
+"""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+from typing import Annotated, Any, Optional
+
+import anyio
 import typer
+from rich.table import Table
+
+from invokit.cli._options import ConfigOption, JsonOption, RootOption, options
+from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
+from invokit.cli._runtime import Setup, make_toolset, prepare
+
+
+def _pin_rows() -> list[dict[str, Any]]:
+    from invokit.mcp import PinStore
+
+    return [
+        {
+            "server": p.server,
+            "tool": p.tool,
+            "fingerprint": p.fingerprint,
+            "trusted_at": p.trusted_at,
+        }
+        for p in PinStore().list()
+    ]
+
+
+async def _survey(setup: Setup, only: str | None, trust: tuple[str, ...] | None) -> list[Any]:
+    """Connect to the configured servers; trust ``trust`` tools (all changed ones if empty)."""
+    servers = [s for s in setup.config.mcp_servers if only is None or s.name == only]
+    if only is not None and not servers:
+        names = ", ".join(s.name for s in setup.config.mcp_servers) or "(none configured)"
+        raise KeyError(f"no MCP server named {only!r} in the configuration; servers: {names}")
+    out: list[dict[str, Any]] = []
+    async with AsyncExitStack() as stack:
+        for server in servers:
+            toolset = make_toolset(server)
+            await toolset.connect()
+            stack.push_async_callback(toolset.aclose)
+            trusted: list[str] = []
+            if trust is not None:
+                wanted = trust or tuple(c.tool for c in toolset.changed())
+                for name in wanted:
+                    toolset.trust(name)
+                    trusted.append(name)
+            out.append(
+                {
+                    "server": server.name,
+                    "prefix": server.prefix,
+                    "tools": list(toolset.names()),
+                    "changed": [
+                        {"tool": c.tool, "name": c.name, "pinned": c.pinned, "current": c.current}
+                        for c in toolset.changed()
+                    ],
+                    "problems": list(toolset.problems),
+                    "trusted": trusted,
+                }
+            )
+    return out
 
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Trust and list the tools of imported MCP servers.", no_args_is_help=True
+        help="The tools of imported MCP servers, and trusting changed ones.", no_args_is_help=True
     )
     app.add_typer(group, name="mcp")
+
+    @group.command("list")
+    def list_(
+        config: ConfigOption = None, root: RootOption = None, as_json: JsonOption = False
+    ) -> None:
+        """Connect to the servers in invokit.toml: their tools, and those hidden as changed."""
+        with reported(as_json=as_json):
+            setup = prepare(options(config, root, None, None))
+            try:
+                servers = anyio.run(_survey, setup, None, None)
+            except Exception as exc:  # a server that does not start: say which and why
+                fail(f"cannot reach an MCP server: {exc}", TOOL_ERROR, as_json=as_json)
+            pins = _pin_rows()
+            if as_json:
+                print_json({"servers": servers, "pins": pins})
+                return
+            console = stdout()
+            if not servers:
+                console.print("No [mcp.servers] in the configuration.", markup=False)
+            for server in servers:
+                console.print(
+                    f"{server['server']}: {len(server['tools'])} tools ({server['prefix']}.*)",
+                    markup=False,
+                )
+                for changed in server["changed"]:
+                    console.print(
+                        f"  hidden, changed since trusted: {changed['name']} "
+                        f"(trust it: invokit mcp trust {server['server']} {changed['tool']})",
+                        markup=False,
+                    )
+                for problem in server["problems"]:
+                    console.print(f"  left out: {problem}", markup=False)
+            if pins:
+                table = Table(box=None, header_style="bold", pad_edge=False)
+                for column in ("server", "tool", "fingerprint"):
+                    table.add_column(column, no_wrap=True)
+                for pin in pins:
+                    table.add_row(pin["server"], pin["tool"], pin["fingerprint"][:16] + "…")
+                console.print(table)
+
+    @group.command()
+    def trust(
+        server: Annotated[str, typer.Argument(help="The server's name in invokit.toml.")],
+        tools: Annotated[
+            Optional[list[str]],  # noqa: UP045
+            typer.Argument(help="Tools to trust as they are now (default: every changed one)."),
+        ] = None,
+        fingerprint: Annotated[
+            Optional[str],  # noqa: UP045
+            typer.Option("--fingerprint", help="Pin this fingerprint for one tool, offline."),
+        ] = None,
+        config: ConfigOption = None,
+        root: RootOption = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Trust the current version of a server's tools (after reading what changed)."""
+        with reported(as_json=as_json):
+            if fingerprint is not None:
+                if not tools or len(tools) != 1:
+                    fail("--fingerprint pins exactly one tool", as_json=as_json)
+                from invokit.mcp import PinStore
+
+                pin = PinStore().trust(server, tools[0], fingerprint)
+                if as_json:
+                    print_json({"trusted": [pin.tool], "server": server})
+                else:
+                    stdout().print(f"trusted {server} {pin.tool}", markup=False)
+                return
+            setup = prepare(options(config, root, None, None))
+            try:
+                (surveyed,) = anyio.run(_survey, setup, server, tuple(tools or ()))
+            except KeyError as exc:
+                fail(str(exc.args[0]), TOOL_ERROR, as_json=as_json)
+            except Exception as exc:
+                fail(f"cannot reach MCP server {server!r}: {exc}", TOOL_ERROR, as_json=as_json)
+            if as_json:
+                print_json({"trusted": surveyed["trusted"], "server": server})
+            elif surveyed["trusted"]:
+                stdout().print(f"trusted {server}: {', '.join(surveyed['trusted'])}", markup=False)
+            else:
+                stdout().print(f"nothing changed on {server}", markup=False)

@@ -15,7 +15,7 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="An invokit.toml (default: ./invokit.toml when present).",
+        help="An invokit.toml (default: invokit.toml in --root, or here, when present).",
         dir_okay=False,
     ),
 ]

@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from invokit.cli._config import Config, ConfigError, default_config, find_config, load_config
+from invokit.cli._config import (
+    Config,
+    ConfigError,
+    McpServerConfig,
+    default_config,
+    find_config,
+    load_config,
+)
 from invokit.cli._defaults import config_files, default_policy, default_registry, protected
 from invokit.exceptions import PolicyError
 from invokit.execution import Approver, EventSink, Executor
 from invokit.permissions import Policy
 from invokit.registry import Registry
+
+if TYPE_CHECKING:
+    from invokit.mcp import MCPToolset
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,7 +64,8 @@ def resolve_config(options: Options) -> Config:
     """The configuration the options select, with ``--root`` applied."""
     source = options.config
     if source is None and not options.no_config:
-        source = find_config()
+        # With --root, the root's invokit.toml; else the current directory's.
+        source = find_config(options.root if options.root is not None else ".")
     config = load_config(source) if source is not None else default_config()
     if options.root is not None:
         root = options.root.resolve()
@@ -132,4 +145,52 @@ def build_executor(
         approvals=store,
         approver=approver,
         events=[*events, *sinks],
+    )
+
+
+async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
+    """The built-in tools plus the tools of the MCP servers ``invokit.toml`` imports."""
+    registry = setup.registry
+    if not setup.config.mcp_servers:
+        return registry
+    for server in setup.config.mcp_servers:
+        toolset = make_toolset(server)
+        try:
+            await toolset.connect()
+        except Exception as exc:  # a server that does not start is a configuration problem
+            raise ConfigError(
+                f"cannot use MCP server {server.name!r}: {exc}", source=str(setup.config.source)
+            ) from None
+        stack.push_async_callback(toolset.aclose)
+        registry = registry.merged(toolset)
+    return registry
+
+
+def make_toolset(server: McpServerConfig) -> MCPToolset:
+    """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet)."""
+    from invokit.mcp import MCPToolset
+
+    if server.command is not None:
+        return MCPToolset.stdio(
+            server.command,
+            list(server.args),
+            prefix=server.prefix,
+            server=server.name,
+            connect_timeout=server.connect_timeout,
+        )
+    token = os.environ.get(server.bearer_token_env) if server.bearer_token_env else None
+    if server.bearer_token_env and not token:
+        raise ConfigError(
+            f"MCP server {server.name!r}: the environment variable {server.bearer_token_env} "
+            "is not set",
+            source=server.name,
+        )
+    assert server.url is not None  # the config has a command or a url
+    return MCPToolset.http(
+        server.url,
+        prefix=server.prefix,
+        server=server.name,
+        headers=dict(server.headers),
+        bearer_token=token,
+        connect_timeout=server.connect_timeout,
     )

@@ -12,7 +12,7 @@ import contextlib
 import json
 import sys
 from contextlib import AsyncExitStack
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Literal, Optional
 
 import anyio
 import typer
@@ -20,7 +20,6 @@ from rich.console import Console
 from rich.text import Text
 
 from invokit.cli._banner import http_banner, stdio_banner
-from invokit.cli._config import ConfigError, McpServerConfig
 from invokit.cli._livelog import LiveLog
 from invokit.cli._options import (
     AllowShellOption,
@@ -30,8 +29,7 @@ from invokit.cli._options import (
     options,
 )
 from invokit.cli._output import USAGE, fail, reported
-from invokit.cli._runtime import Setup, build_executor, prepare
-from invokit.registry import Registry
+from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
 
 
 def register(app: typer.Typer) -> None:
@@ -133,7 +131,7 @@ class _Server:
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
-            registry = await _with_imports(self.setup, stack)
+            registry = await connect_imports(self.setup, stack)
             approver = TerminalApprover(self.console, by="terminal") if self.asking else None
             executor = build_executor(
                 self.setup, registry=registry, approver=approver, sinks=[LiveLog(self.console)]
@@ -181,41 +179,3 @@ class _Server:
                 allowed_origins=self.setup.config.serve.allowed_origins,
                 ready=ready,
             )
-
-
-async def _with_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
-    """The built-in tools plus the tools of the MCP servers ``invokit.toml`` imports."""
-    registry = setup.registry
-    if not setup.config.mcp_servers:
-        return registry
-    import invokit.mcp
-
-    toolset_class: Any = getattr(invokit.mcp, "MCPToolset", None)
-    if toolset_class is None:
-        raise ConfigError(
-            "[mcp.servers] needs invokit.mcp.MCPToolset, which this installation lacks",
-            source=str(setup.config.source),
-        )
-    for server in setup.config.mcp_servers:
-        toolset = _toolset(toolset_class, server)
-        await toolset.connect()
-        stack.push_async_callback(toolset.aclose)
-        registry = registry.merged(toolset)
-    return registry
-
-
-def _toolset(toolset_class: Any, server: McpServerConfig) -> Any:
-    import os
-
-    if server.command is not None:
-        return toolset_class.stdio(server.command, list(server.args), prefix=server.prefix)
-    token = os.environ.get(server.bearer_token_env) if server.bearer_token_env else None
-    if server.bearer_token_env and not token:
-        raise ConfigError(
-            f"MCP server {server.name!r}: the environment variable {server.bearer_token_env} "
-            "is not set",
-            source=server.name,
-        )
-    return toolset_class.http(
-        server.url, prefix=server.prefix, headers=dict(server.headers), bearer_token=token
-    )
