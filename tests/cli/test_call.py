@@ -184,3 +184,14 @@ def test_call_as_a_subprocess_and_approve_from_another(root: Path, state: Path) 
     done = run("call", "fs.write", "path=p.txt", "content=from a process")
     assert done.returncode == 0, done.stderr
     assert (root / "p.txt").read_text() == "from a process"
+
+
+def test_progress_of_a_real_call_is_shown(cli: Cli, root: Path) -> None:
+    """A tool that reports progress draws the bar on stderr; the result is on stdout."""
+    (root / "invokit.toml").write_text(
+        '[tools.python]\nimport = ["tests.cli.demo_tools:registry"]\n[policy]\nallow = ["demo.*"]\n'
+    )
+    code, out, err = cli("call", "demo.count", "to=3")
+    assert code == 0, err
+    assert "counted: 3" in out
+    assert "demo.count" in err and "step 3" in err
