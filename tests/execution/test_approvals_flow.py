@@ -230,3 +230,21 @@ async def test_audit_events_say_who_approved_what(registry: ToolRegistry) -> Non
     assert requested["arguments"] == {"path": "a"}
     assert resolved["by"] == "alice" and resolved["approved"] is True
     assert completed["approval_id"] == interrupt.id and completed["arguments"] == {"path": "a"}
+
+
+async def test_wider_scope_decided_elsewhere_is_remembered(
+    registry: ToolRegistry, recorder: Recorder
+) -> None:
+    """A session approval given in another place covers later calls once the retry ran."""
+    executor = Executor(registry)
+    call = ToolCall(id="1", name="delete", arguments={"path": "a"}, session_id="s")
+    interrupt = _approval(await executor.execute(call))
+    await executor.approvals.resolve(
+        interrupt.id, ApprovalDecision(approved=True, scope="session", by="cli")
+    )
+    assert isinstance(await executor.execute(call), Completed)
+    later = await executor.execute(
+        ToolCall(id="2", name="delete", arguments={"path": "b"}, session_id="s")
+    )
+    assert isinstance(later, Completed)
+    assert recorder.count("delete") == 2

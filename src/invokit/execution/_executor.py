@@ -426,9 +426,31 @@ class Executor:
                 return None
             record = await self.approvals.consume(request.id)
             self._emit_resolved(call, record.request, record.decision, consumed=True)
+            if record.decision is not None:
+                await self._remember_scope(prepared, record.request, record.decision.scope)
             return record.request
         except ApprovalError:
             return None
+
+    async def _remember_scope(
+        self, prepared: _Prepared, request: ApprovalRequest, scope: str
+    ) -> None:
+        """Record what a wider approval covers: the tool version for the session, or standing
+        rules for exactly what was approved ("always")."""
+        session_id = request.call.session_id
+        if scope == "session" and session_id is not None:
+            await self.approvals.grant_session(
+                session_id, prepared.spec.name, prepared.spec.fingerprint
+            )
+        elif scope == "always":
+            from invokit.permissions import rule_for
+
+            rules = [rule_for(prepared.spec.name, r) for r in request.requests] or [
+                rule_for(prepared.spec.name)
+            ]
+            for rule in rules:
+                await self.approvals.add_always_rule(rule)
+            await self._refresh_standing_rules()
 
     async def _ask(
         self,
@@ -609,18 +631,7 @@ class Executor:
                 call, start, "approval_expired", f"The approval cannot be used: {exc.detail}"
             )
         approved = replace(consumed.request, arguments=args)
-        if decision.scope == "session" and call.session_id is not None:
-            await self.approvals.grant_session(
-                call.session_id, prepared.spec.name, prepared.spec.fingerprint
-            )
-        elif decision.scope == "always":
-            from invokit.permissions import rule_for
-
-            for rule in [rule_for(prepared.spec.name, r) for r in request.requests] or [
-                rule_for(prepared.spec.name)
-            ]:
-                await self.approvals.add_always_rule(rule)
-            await self._refresh_standing_rules()
+        await self._remember_scope(prepared, request, decision.scope)
         return await self._run(prepared, call, args, ctx, start, approved=approved, decision=None)
 
     def _check_edit(
