@@ -97,13 +97,17 @@ def _mark_integers(node: Any) -> Any:
 class ArgumentValidator:
     """Parses and validates arguments for one schema; build once, use for every call.
 
+    Call it, or its ``validate`` attribute (a little faster: no ``__call__`` dispatch), with
+    JSON text, UTF-8 bytes or a mapping; it returns the arguments as a dict or raises
+    :class:`~invokit.exceptions.MalformedArguments` / :class:`~invokit.exceptions.InvalidArguments`.
+
     Args:
         schema: the tool's input schema (an object schema).
         strict: refuse ``1.0`` for integer fields (JSON Schema itself accepts it).
         max_depth: the deepest nesting of arrays and objects accepted.
     """
 
-    __slots__ = ("_is_valid", "_parse", "_shallow", "_validator", "max_depth", "schema", "strict")
+    __slots__ = ("_validator", "max_depth", "schema", "strict", "validate")
 
     def __init__(
         self,
@@ -117,36 +121,13 @@ class ArgumentValidator:
         self.strict = strict
         self.max_depth = max_depth
         self._validator = compile_schema(schema, strict=strict, tool=tool)
-        self._is_valid = self._validator.is_valid
-        self._parse = _from_json or _json_parser()
-        # A text shorter than twice the bound cannot nest deeper than it.
-        self._shallow = 2 * max_depth
+        self.validate: Callable[[str | bytes | Mapping[str, Any]], dict[str, Any]] = (
+            _validate_function(self._validator.is_valid, self.issues, max_depth)
+        )
 
     def __call__(self, arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
         """Return the arguments as a dict, or raise ``MalformedArguments``/``InvalidArguments``."""
-        # The common case, JSON text, is parsed inline (this runs once per tool call); it
-        # applies the same checks as parse_arguments.
-        if type(arguments) is str:
-            try:
-                data = arguments.encode()
-                value: dict[str, Any] = self._parse(
-                    data, allow_inf_nan=False, catch_duplicate_keys=True
-                )
-            except UnicodeEncodeError as exc:
-                raise _lone_surrogate(exc) from None
-            except ValueError as exc:
-                raise _malformed(str(exc), data) from None
-            if type(value) is not dict:
-                raise _not_an_object(value)
-            if len(data) > self._shallow and _depth(value) > self.max_depth:
-                raise _too_deep(self.max_depth)
-            if not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
-                raise _overflow()
-        else:
-            value = parse_arguments(arguments, max_depth=self.max_depth)
-        if not self._is_valid(value):
-            raise InvalidArguments(self.issues(value))
-        return value
+        return self.validate(arguments)
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
         """Every schema violation in ``value``, each with its JSON pointer."""
@@ -157,6 +138,43 @@ class ArgumentValidator:
         ]
         found.sort(key=lambda issue: issue.path)
         return found
+
+
+def _validate_function(
+    is_valid: Callable[[Any], bool],
+    issues: Callable[[Any], list[ArgumentIssue]],
+    max_depth: int,
+) -> Callable[[str | bytes | Mapping[str, Any]], dict[str, Any]]:
+    """The validation function of one validator, with its parts bound as closure variables.
+
+    This runs once per tool call, so JSON text, the common case, is parsed inline; it applies
+    the same checks, and raises the same errors, as :func:`parse_arguments`.
+    """
+    parse = _json_parser()
+    shallow = 2 * max_depth  # a text shorter than this cannot nest deeper than max_depth
+
+    def validate(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+        if type(arguments) is str:
+            try:
+                data = arguments.encode()
+                value: dict[str, Any] = parse(data, allow_inf_nan=False, catch_duplicate_keys=True)
+            except UnicodeEncodeError as exc:
+                raise _lone_surrogate(exc) from None
+            except ValueError as exc:
+                raise _malformed(str(exc), data) from None
+            if type(value) is not dict:
+                raise _not_an_object(value)
+            if len(data) > shallow and _depth(value) > max_depth:
+                raise _too_deep(max_depth)
+            if not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
+                raise _overflow()
+        else:
+            value = parse_arguments(arguments, max_depth=max_depth)
+        if not is_valid(value):
+            raise InvalidArguments(issues(value))
+        return value
+
+    return validate
 
 
 def parse_arguments(
@@ -174,7 +192,8 @@ def parse_arguments(
         value = _parse_bytes(bytes(arguments), max_depth)
     elif isinstance(arguments, Mapping):
         value = dict(arguments)
-        _check_value(value, max_depth)
+        if max_depth < 1 or not _flat_ascii(value):
+            _check_value(value, max_depth)
     else:
         raise MalformedArguments(
             f"arguments must be JSON text or an object, not {type(arguments).__name__}"
@@ -246,6 +265,20 @@ def _malformed(message: str, data: bytes) -> MalformedArguments:
     ):
         reason = "NaN and Infinity are not JSON numbers"
     return MalformedArguments(f"{reason} (line {line}, column {column})", position=offset)
+
+
+def _flat_ascii(value: dict[Any, Any]) -> bool:
+    """True for the common mapping that needs no deeper check: ASCII keys, scalar values."""
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                return False
+        elif not (kind is int or kind is bool or item is None):
+            return False
+    return True
 
 
 def _check_value(value: Any, max_depth: int, depth: int = 1) -> None:

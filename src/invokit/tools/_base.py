@@ -66,7 +66,7 @@ class Tool(ABC):
 
     def validate(self, arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
         """Parse and validate ``arguments``; raise ``MalformedArguments`` or ``InvalidArguments``."""
-        return self.validator(arguments)
+        return self.validator.validate(arguments)
 
     async def setup(self) -> None:
         """Prepare resources before the first call. Called once, however many callers race."""
