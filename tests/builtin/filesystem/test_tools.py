@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-import invokit.builtin.filesystem as package
 from invokit import ToolCall, ToolContext
 from invokit.builtin.filesystem import filesystem
 from invokit.exceptions import RetryWithFeedback, ToolFailed
@@ -120,6 +120,8 @@ def test_fixed_argument_names(fs: ToolRegistry) -> None:
 def test_permission_requests(
     fs: ToolRegistry, name: str, arguments: dict[str, object], expected: list[object]
 ) -> None:
+
+package = importlib.import_module("invokit.builtin.filesystem")
     """Each tool declares what it will touch, with the path in canonical form."""
     tool = fs[name]
     assert list(tool.permissions(tool.validate(arguments), ToolContext())) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,6 @@ from typing import Any
 import anyio
 import pytest
 
-import invokit.builtin.shell as shell_package
 from invokit import ToolCall
 from invokit.builtin.shell import ShellOutput, find_bwrap, shell
 from invokit.builtin.shell import _sandbox as sandbox_module
@@ -195,6 +195,8 @@ async def test_cwd_is_relative_to_the_root(root: Path) -> None:
 async def test_cwd_outside_the_root_is_refused(
     root: Path, tmp_path: Path, cwd: str, error: type[Exception]
 ) -> None:
+
+shell_package = importlib.import_module("invokit.builtin.shell")
     """A cwd that leads outside the root (by .., absolute path or symlink) is refused."""
     (root / "sub").mkdir()
     (root / "link-out").symlink_to(tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,7 +139,7 @@ def test_missing_httpx_raises_missing_extra(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_all_is_sorted_and_importable() -> None:
     """The package's ``__all__`` is sorted and every name exists."""
-    import invokit.builtin.web_search as package
+    package = importlib.import_module("invokit.builtin.web_search")
 
     assert list(package.__all__) == sorted(package.__all__)
     assert all(hasattr(package, name) for name in package.__all__)
