@@ -18,6 +18,8 @@ from invokit.permissions import FileDelete, FileRead, FileWrite, Policy
 from invokit.registry import ToolRegistry
 from tests.builtin.filesystem._trees import call
 
+package = importlib.import_module("invokit.builtin.filesystem")
+
 pytestmark = pytest.mark.anyio
 
 READERS = {"fs.glob", "fs.list", "fs.read", "fs.search", "fs.stat"}
@@ -120,8 +122,6 @@ def test_fixed_argument_names(fs: ToolRegistry) -> None:
 def test_permission_requests(
     fs: ToolRegistry, name: str, arguments: dict[str, object], expected: list[object]
 ) -> None:
-
-package = importlib.import_module("invokit.builtin.filesystem")
     """Each tool declares what it will touch, with the path in canonical form."""
     tool = fs[name]
     assert list(tool.permissions(tool.validate(arguments), ToolContext())) == expected

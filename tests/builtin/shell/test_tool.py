@@ -18,6 +18,8 @@ from invokit.execution import Completed, Executor, Failed
 from invokit.permissions import Policy, ShellExec
 from invokit.tools import Tool, ToolContext
 
+shell_package = importlib.import_module("invokit.builtin.shell")
+
 
 def _tool(root: Path, **options: Any) -> Tool:
     options.setdefault("allow", ["sh *", "ls *", "cat *", "env", "pwd", "git status"])
@@ -195,8 +197,6 @@ async def test_cwd_is_relative_to_the_root(root: Path) -> None:
 async def test_cwd_outside_the_root_is_refused(
     root: Path, tmp_path: Path, cwd: str, error: type[Exception]
 ) -> None:
-
-shell_package = importlib.import_module("invokit.builtin.shell")
     """A cwd that leads outside the root (by .., absolute path or symlink) is refused."""
     (root / "sub").mkdir()
     (root / "link-out").symlink_to(tmp_path)
