@@ -100,6 +100,22 @@ def test_known_types_convert(value: Any, expected: Any) -> None:
     assert to_jsonable(value) == expected
 
 
+@given(
+    st.dictionaries(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=4),
+        st.integers(),
+        max_size=5,
+    )
+)
+def test_non_string_keys_are_written_as_json_writes_them(value: dict[Any, int]) -> None:
+    """None, bool, int and float keys become the same strings json.dumps makes of them."""
+    assert to_jsonable(value) == json.loads(json.dumps(value))
+
+
 def test_mixed_sets_have_a_stable_order() -> None:
     """A set whose members do not compare is still listed in one stable order."""
     first = to_jsonable({1, "a", None})
@@ -136,6 +152,7 @@ def test_real_path_converts_to_its_text(tmp_path: Path) -> None:
         pytest.param([float("-inf")], "float(-inf)", "/0", id="infinity"),
         pytest.param({"d": Decimal("NaN")}, "Decimal(NaN)", "/d", id="decimal-nan"),
         pytest.param({(1, 2): "x"}, "tuple (as a key)", "", id="tuple-key"),
+        pytest.param({"a": {float("nan"): 1}}, "float (as a key)", "/a", id="nan-key"),
         pytest.param({"fn": len}, "builtin_function_or_method", "/fn", id="function"),
     ],
 )

@@ -18,6 +18,12 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Async tests here run on both backends: the lifecycle and threads must not assume asyncio."""
+    return str(request.param)
+
+
 class Counter(Tool):
     """A hand-written tool that counts its lifecycle calls."""
 

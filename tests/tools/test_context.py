@@ -7,6 +7,12 @@ import pytest
 from invokit import Progress, ToolCall, ToolContext
 
 
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Async tests here run on both backends: the lifecycle and threads must not assume asyncio."""
+    return str(request.param)
+
+
 def test_direct_context_has_local_defaults() -> None:
     """A context made without a call reports a local call and empty resources."""
     ctx = ToolContext()

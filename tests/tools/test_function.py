@@ -28,6 +28,12 @@ from invokit.exceptions import InvalidArguments, InvalidToolDefinition
 from invokit.permissions import FileRead, PermissionRequest
 
 
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Async tests here run on both backends: the lifecycle and threads must not assume asyncio."""
+    return str(request.param)
+
+
 class Weather(BaseModel):
     city: str
     celsius: float

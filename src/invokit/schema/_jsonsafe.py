@@ -43,9 +43,7 @@ def _convert(value: Any, path: str) -> Any:
         for key, item in value.items():
             if isinstance(key, enum.Enum):
                 key = key.value
-            if not isinstance(key, str | int | float | bool):
-                raise NotJsonSafe(f"{_type_name(key)} (as a key)", path)
-            text = key if isinstance(key, str) else str(key)
+            text = _key_text(key, path)
             out[text] = _convert(item, f"{path}/{_escape(text)}")
         return out
     if isinstance(value, list | tuple):
@@ -85,6 +83,19 @@ def _convert_special(value: Any, path: str) -> Any:
     if callable(dump) and hasattr(type(value), "model_fields"):
         return _convert(dump(mode="json"), path)
     raise NotJsonSafe(_type_name(value), path)
+
+
+def _key_text(key: Any, path: str) -> str:
+    # The keys json.dumps accepts, written as it writes them (True -> "true", None -> "null").
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return {None: "null", True: "true", False: "false"}[key]
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float) and math.isfinite(key):
+        return repr(key)
+    raise NotJsonSafe(f"{_type_name(key)} (as a key)", path)
 
 
 def _escape(key: str) -> str:
