@@ -115,6 +115,32 @@ async def test_cannot_write_outside_the_root(tmp_path: Path, root: Path) -> None
 
 
 @needs_bwrap
+async def test_no_capabilities_even_for_a_root_caller(root: Path) -> None:
+    """The sandboxed command holds no capability, so it cannot remount the read-only system
+    folders and write through them (an escape when bubblewrap keeps root's capabilities)."""
+    token = secrets.token_hex(6)
+    target = Path(f"/etc/invokit-remount-{token}")
+    script = (
+        "import ctypes, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "remounted = libc.mount(b'none', b'/etc', None, 32 | 4096, None) == 0\n"
+        "caps = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1]\n"
+        "try:\n"
+        f"    open('{target}', 'w').write('x')\n"
+        "    wrote = True\n"
+        "except OSError:\n"
+        "    wrote = False\n"
+        "print(remounted, caps, wrote)\n"
+    )
+    result = await _run(_tool(root), ["python3", "-c", script])
+    remounted, caps, wrote = result.stdout.split()
+    assert remounted == "False"
+    assert int(caps, 16) == 0
+    assert wrote == "False"
+    assert not await anyio.Path(target).exists()
+
+
+@needs_bwrap
 async def test_writable_root_accepts_writes(root: Path) -> None:
     """Inside a writable root a command creates files that the host then sees."""
     (root / "sub").mkdir()

@@ -47,9 +47,9 @@ def without_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     empty = tmp_path / "empty-path"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    sandbox_module.find_bwrap.cache_clear()
+    sandbox_module._probe.cache_clear()
     yield
-    sandbox_module.find_bwrap.cache_clear()
+    sandbox_module._probe.cache_clear()
 
 
 def test_package_exports_are_sorted_and_complete() -> None:

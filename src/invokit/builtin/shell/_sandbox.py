@@ -4,7 +4,9 @@ The sandbox shows the command a read-only view of the system directories, the ro
 (writable or read-only), a private ``/tmp``, fresh ``/dev`` and ``/proc``, and nothing else of
 the host's files. It gets new PID, IPC and UTS namespaces, no network unless allowed, a new
 session (no terminal injection) and dies with its parent. Killing bwrap's first process ends the
-PID namespace, and the kernel then kills everything inside it, ``setsid`` or not.
+PID namespace, and the kernel then kills everything inside it, ``setsid`` or not. The command
+holds no capability (a new user namespace, every capability dropped), so a caller running as
+root cannot remount the read-only folders from inside.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BwrapStatus", "bwrap_argv", "find_bwrap", "read_bwrap_status"]
+__all__ = ["BwrapStatus", "bwrap_argv", "find_bwrap", "privilege_drops", "read_bwrap_status"]
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 """Host directories shown read-only inside the sandbox (symlinks, as on merged-/usr, stay links)."""
@@ -26,23 +28,50 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
 _PROBE_TIMEOUT = 10.0
 
 
+_PRIVILEGE_DROPS = (
+    # A new user namespace with every capability dropped: even when invokit runs as root, the
+    # command cannot remount the read-only system folders, mount, or load anything.
+    ("--unshare-user", "--cap-drop", "ALL"),
+    # Where user namespaces are off (some containers), dropping every capability still keeps
+    # a root caller from remounting; without it, root inside bubblewrap keeps CAP_SYS_ADMIN.
+    ("--cap-drop", "ALL"),
+)
+_NO_CAPABILITIES = r"grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status"
+
+
 @functools.cache
+def _probe() -> tuple[str, tuple[str, ...]] | None:
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    for drops in _PRIVILEGE_DROPS:
+        probe = [found, "--ro-bind", "/", "/", "--proc", "/proc", *drops]
+        probe += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"]
+        probe += ["--", "/bin/sh", "-c", _NO_CAPABILITIES]
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode == 0:
+            return found, drops
+    return None
+
+
 def find_bwrap() -> str | None:
     """The path of a bubblewrap that can actually create a sandbox here, or ``None``.
 
     Being installed is not enough (user namespaces may be disabled, a container may forbid
-    mounts), so a trivial sandbox is started once per process and the answer is cached.
+    mounts), so a trivial sandbox is started once per process and the answer is cached. The
+    probe also proves that the sandboxed process holds no capability at all.
     """
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    probe = [found, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"]
-    probe += ["--die-with-parent", "--new-session", "--", "true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return found if done.returncode == 0 else None
+    probed = _probe()
+    return None if probed is None else probed[0]
+
+
+def privilege_drops() -> tuple[str, ...]:
+    """The bubblewrap flags that leave the command without privileges (see the probe)."""
+    probed = _probe()
+    return () if probed is None else probed[1]
 
 
 def bwrap_argv(
@@ -79,7 +108,8 @@ def bwrap_argv(
     for extra in expose:
         argv += ["--ro-bind", str(extra), str(extra)]
     argv += ["--bind" if writable else "--ro-bind", str(root), str(root)]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    argv += [*privilege_drops(), "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try"]
     if network:
         # resolv.conf is often a link into /run, which is otherwise not shown.
         argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
