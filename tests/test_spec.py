@@ -432,3 +432,8 @@ def test_copies_have_their_own_fingerprint() -> None:
     changed = spec.with_description("Something else.")
     assert changed.fingerprint != original
     assert spec.fingerprint == original
+
+
+def test_a_lone_string_is_one_tag() -> None:
+    """``tags="fs"`` means the tag fs, not the tags f and s."""
+    assert _spec(tags="fs").tags == frozenset({"fs"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, Self, TypeAlias
 
@@ -15,6 +15,11 @@ NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 
 Concurrency: TypeAlias = Literal["shared", "exclusive"]
 LimitMode: TypeAlias = Literal["fail", "clip", "head_tail", "spill"]
+
+
+def tag_set(tags: Iterable[str] | str) -> frozenset[str]:
+    """``tags`` as a frozenset; a lone string is one tag (not a set of its letters)."""
+    return frozenset((tags,)) if isinstance(tags, str) else frozenset(tags)
 
 
 class ToolName(str):
@@ -183,7 +188,7 @@ class ToolSpec:
                 tool=self.name,
             )
         if not isinstance(self.tags, frozenset):
-            object.__setattr__(self, "tags", frozenset(self.tags))
+            object.__setattr__(self, "tags", tag_set(self.tags))
         if self.timeout is not None and not self.timeout > 0:
             raise InvalidToolDefinition(
                 "timeout must be a positive number of seconds", self.timeout, tool=self.name

@@ -335,3 +335,8 @@ async def test_renamed_tool_delegates_everything_but_the_name() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         await renamed.close()
+
+
+def test_filtering_by_a_lone_string_tag() -> None:
+    """``filtered(tags="net")`` filters by the tag net, not by its letters."""
+    assert _base().filtered(tags="net").names() == ("fetch",)

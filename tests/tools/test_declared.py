@@ -46,8 +46,10 @@ def test_declared_tool_validates_its_arguments() -> None:
 
 
 def test_declaration_without_schema_takes_no_arguments() -> None:
-    """Without a schema, a declaration's input is an empty object."""
-    assert declare("ping", "Ping.").spec.input_schema == {"type": "object", "properties": {}}
+    """Without a schema, a declaration's input is an empty object; a lone string is one tag."""
+    ping = declare("ping", "Ping.", tags="net")
+    assert ping.spec.input_schema == {"type": "object", "properties": {}}
+    assert ping.spec.tags == frozenset({"net"})
 
 
 def test_bad_declarations_are_rejected() -> None:

@@ -400,3 +400,13 @@ def test_permissions_come_from_the_declared_function() -> None:
 
     assert cat.permissions({"path": "a.txt"}, _ctx()) == (FileRead(path="a.txt"),)
     assert add.permissions({"a": 1}, _ctx()) == ()
+
+
+def test_a_lone_string_tag_is_one_tag() -> None:
+    """``@tool(tags="fs")`` gives the single tag fs."""
+
+    @tool(tags="fs")
+    def ls() -> None:
+        """List."""
+
+    assert ls.spec.tags == frozenset({"fs"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from invokit._spec import ToolSpec
+from invokit._spec import ToolSpec, tag_set
 from invokit.registry._base import Registry
 from invokit.registry._wrapper import WrapperRegistry
 from invokit.tools._base import Tool
@@ -23,7 +23,7 @@ class FilteredRegistry(WrapperRegistry):
         predicate: Callable[[ToolSpec], bool] | None = None,
     ) -> None:
         super().__init__(inner)
-        self.tags = frozenset(tags) if tags is not None else None
+        self.tags = tag_set(tags) if tags is not None else None
         self.category = category
         self.predicate = predicate
 

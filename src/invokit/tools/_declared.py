@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from invokit._spec import ToolAnnotations, ToolSpec
+from invokit._spec import ToolAnnotations, ToolSpec, tag_set
 from invokit.exceptions import ToolFailed
 from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._base import Tool
@@ -50,7 +50,7 @@ def declare(
         input_schema=dict(input_schema or {"type": "object", "properties": {}}),
         output_schema=dict(output_schema) if output_schema is not None else None,
         annotations=annotations or ToolAnnotations(),
-        tags=frozenset(tags),
+        tags=tag_set(tags),
         metadata=dict(metadata or {}),
     )
     return DeclaredTool(spec)

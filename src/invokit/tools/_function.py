@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec
+from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec, tag_set
 from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
@@ -74,7 +74,7 @@ class FunctionTool(Tool):
         self._description = description
         self._input_schema = input_schema
         self._output_schema = output_schema
-        self._tags = frozenset(tags)
+        self._tags = tag_set(tags)
         self._category = category
         self._output_limit = output_limit
         self._timeout = timeout
