@@ -264,7 +264,9 @@ class Executor:
         if "started" in self._sinks_for:
             self._emit("started", call, {})
         try:
-            ctx.bind_policy(prepared.policy, args)
+            ctx.bind_policy(
+                prepared.policy, args, decision.verdict if decision is not None else "ask"
+            )
             if not tool._ready:
                 await tool.ensure_setup()
             value, timed_out = await run_with_timeout(tool.invoke(args, ctx), prepared.timeout)

@@ -43,6 +43,7 @@ class ToolContext:
     __slots__ = (
         "_args",
         "_cancelled",
+        "_ceiling",
         "_key",
         "_on_progress",
         "_policy",
@@ -80,6 +81,7 @@ class ToolContext:
         self._key = idempotency_key
         self._policy: Any = None
         self._args: Mapping[str, Any] = _EMPTY
+        self._ceiling = "allow"
 
     @property
     def call_id(self) -> str:
@@ -117,21 +119,28 @@ class ToolContext:
             self._key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self._key
 
-    def bind_policy(self, policy: Any, args: Mapping[str, Any]) -> None:
-        """Let :meth:`permits` consult ``policy`` (the executor's, compiled for this tool)."""
+    def bind_policy(self, policy: Any, args: Mapping[str, Any], ceiling: str = "allow") -> None:
+        """Let :meth:`permits` consult ``policy`` (the executor's, compiled for this tool).
+
+        ``ceiling`` is the verdict the call itself got and passed: ``allow``, or ``ask`` when a
+        person approved it (then targets that only need approval are covered too).
+        """
         self._policy = policy
         self._args = args
+        self._ceiling = ceiling
 
     def permits(self, request: PermissionRequest) -> bool:
-        """Whether the policy in force would let this call touch ``request``'s target.
+        """Whether the policy in force covers this call touching ``request``'s target.
 
-        Tools that reach more than they could declare up front (a recursive search, a glob)
-        ask this for each file and leave out what a deny rule forbids. Without an executor's
-        policy, everything is permitted.
+        Tools that reach more than they could declare up front (a recursive search, a glob, a
+        directory move) ask this for each path and leave out (or refuse) what the call's own
+        decision does not cover: anything denied, and anything that would need an approval the
+        call did not get. Without an executor's policy, everything is permitted.
         """
         if self._policy is None:
             return True
-        return bool(self._policy.decide(self._args, (request,)).verdict != "deny")
+        verdict = self._policy.decide(self._args, (request,)).verdict
+        return verdict == "allow" or (verdict == "ask" and self._ceiling == "ask")
 
     @property
     def cancelled(self) -> bool:

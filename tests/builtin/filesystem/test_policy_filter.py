@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from invokit import Completed, Executor, Policy, ToolCall
+from invokit import Completed, Executor, Interrupted, Policy, ToolCall
 from invokit.builtin.filesystem import filesystem
 
 pytestmark = pytest.mark.anyio
@@ -52,3 +52,32 @@ async def test_without_a_deny_rule_everything_shows(tree: Path) -> None:
     )
     assert isinstance(outcome, Completed)
     assert "secret-value" in outcome.result.text
+
+
+async def test_paths_that_need_approval_are_left_out_of_an_allowed_search(tree: Path) -> None:
+    """An ask rule on a folder keeps its files out of an allowed search: nobody approved them."""
+    (tree / "secrets").mkdir()
+    (tree / "secrets" / "k").write_text("API_KEY=from-secrets\n")
+    policy = Policy(ask=["fs.*(read:secrets/**)"])
+    executor = Executor(filesystem(tree, writable=False), policy=policy)
+    outcome = await executor.execute(
+        ToolCall(id="1", name="fs.search", arguments={"pattern": "API_KEY"})
+    )
+    assert isinstance(outcome, Completed)
+    assert "from-secrets" not in outcome.result.text
+    assert "main.py" in outcome.result.text
+
+
+async def test_an_approved_search_covers_what_needed_approval(tree: Path) -> None:
+    """When a person approved the search itself, files that only need approval are included;
+    denied ones still are not."""
+    policy = Policy(ask=["fs.search"], deny=["fs.*(path=**/.env)"])
+    executor = Executor(filesystem(tree, writable=False), policy=policy)
+    outcome = await executor.execute(
+        ToolCall(id="1", name="fs.search", arguments={"pattern": "API_KEY"})
+    )
+    assert isinstance(outcome, Interrupted)
+    done = await executor.resume(outcome.interrupt.id, approve=True)
+    assert isinstance(done, Completed)
+    assert "main.py" in done.result.text
+    assert "secret-value" not in done.result.text
