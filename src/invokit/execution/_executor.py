@@ -42,6 +42,8 @@ from invokit.execution._outcomes import (
     Interrupt,
     Interrupted,
     Outcome,
+    completed,
+    failed,
     interrupt_from_dict,
 )
 from invokit.permissions._requests import PermissionRequest, request_to_dict
@@ -300,6 +302,7 @@ class Executor:
                     "failed", call, {"kind": "cancelled", "arguments": args, "is_error": True}
                 )
             raise
+        fresh = True
         for hook in self._after:
             try:
                 replaced = await hook.after_call(call, result)
@@ -308,14 +311,20 @@ class Executor:
                     call, "hook_failed", f"An after_call hook failed: {exc!r}"
                 )
             if replaced is not None:
-                result = replaced
+                result, fresh = replaced, False
         result = apply_output_limit(result, prepared.limit, self.artifacts)
-        result = replace(result, duration=perf_counter() - start)
         if approved is not None:
             result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
+            fresh = True
+        if fresh:
+            # A result built in this call that nobody else holds yet: stamp the duration in
+            # place instead of copying a frozen dataclass on the hot path.
+            object.__setattr__(result, "duration", perf_counter() - start)
+        else:
+            result = replace(result, duration=perf_counter() - start)
         if "completed" in self._sinks_for:
             self._emit("completed", call, _completed_data(result, args, decision, approved))
-        return Completed(result)
+        return completed(result)
 
     async def _before_hooks(
         self,
@@ -773,7 +782,7 @@ class Executor:
                     "arguments": _shown(call.arguments),
                 },
             )
-        return Failed(result)
+        return failed(result)
 
     def _interrupted(self, interrupt: Interrupt) -> Interrupted:
         if not isinstance(interrupt, ApprovalRequired):

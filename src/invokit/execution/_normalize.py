@@ -12,6 +12,9 @@ from invokit._calls import (
     TextPart,
     ToolCall,
     ToolResult,
+    new_json_part,
+    new_result,
+    new_text_part,
 )
 from invokit.exceptions import ArgumentsError, NotJsonSafe, ToolError
 from invokit.schema._jsonsafe import to_jsonable
@@ -27,9 +30,7 @@ def value_to_result(call: ToolCall, value: Any) -> ToolResult:
     ``structured`` value.
     """
     if type(value) is str:
-        return ToolResult(
-            call_id=call.id, name=call.name, content=(TextPart(text=value),), structured=value
-        )
+        return new_result(call.id, call.name, (new_text_part(value),), value)
     if isinstance(value, ToolResult):
         # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(
@@ -48,9 +49,7 @@ def value_to_result(call: ToolCall, value: Any) -> ToolResult:
         parts: tuple[ContentPart, ...] = tuple(value)
         return ToolResult(call_id=call.id, name=call.name, content=parts)
     data = to_jsonable(value)
-    return ToolResult(
-        call_id=call.id, name=call.name, content=(JsonPart(value=data),), structured=data
-    )
+    return new_result(call.id, call.name, (new_json_part(data),), data)
 
 
 def error_to_result(call: ToolCall, exc: Exception) -> ToolResult:

@@ -133,11 +133,14 @@ def _annotated_description(annotation: Any) -> bool:
 def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     # JSON Schema accepts 1.0 for an integer; the function still gets an int.
     def convert(args: dict[str, Any]) -> dict[str, Any]:
+        converted = args
         for name in names:
             value = args.get(name)
             if type(value) is float:
-                args[name] = int(value)
-        return args
+                if converted is args:
+                    converted = dict(args)  # never change the validated arguments in place
+                converted[name] = int(value)
+        return converted
 
     return convert
 

@@ -139,7 +139,7 @@ class FunctionTool(Tool):
     async def invoke(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         if self._spec is None:
             self.spec  # noqa: B018 - builds the signature that tells how to call fn
-        kwargs = self._convert(dict(args)) if self._convert is not None else args
+        kwargs = self._convert(args) if self._convert is not None else args
         if self._context_param is not None:
             kwargs = {**kwargs, self._context_param: ctx}
         if self._is_async:
