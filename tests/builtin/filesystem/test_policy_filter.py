@@ -81,3 +81,50 @@ async def test_an_approved_search_covers_what_needed_approval(tree: Path) -> Non
     assert isinstance(done, Completed)
     assert "main.py" in done.result.text
     assert "secret-value" not in done.result.text
+
+
+@pytest.fixture
+def protected(tmp_path: Path) -> Path:
+    (tmp_path / "config" / "secrets").mkdir(parents=True)
+    (tmp_path / "config" / "secrets" / "key").write_text("k1\n")
+    (tmp_path / "config" / "app.toml").write_text("x = 1\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "f.txt").write_text("f\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        pytest.param("fs.move", {"path": "config", "destination": "c2"}, id="move-parent"),
+        pytest.param("fs.delete", {"path": "config", "recursive": True}, id="delete-parent"),
+    ],
+)
+async def test_a_rule_inside_a_folder_protects_the_folder(
+    protected: Path, tool: str, arguments: dict[str, object]
+) -> None:
+    """Moving or deleting a folder that holds denied paths is refused; nothing changes."""
+    policy = Policy(allow=["fs.*"], deny=["fs.*(path=config/secrets/**)"])
+    executor = Executor(filesystem(protected), policy=policy)
+    outcome = await executor.execute(ToolCall(id="1", name=tool, arguments=arguments))
+    assert isinstance(outcome, Completed)
+    assert outcome.result.error is not None
+    assert outcome.result.error.kind == "denied"
+    assert "config/secrets" in outcome.result.text
+    assert (protected / "config" / "secrets" / "key").read_text() == "k1\n"
+    assert not (protected / "c2").exists()
+
+
+async def test_folders_without_protected_contents_still_move(protected: Path) -> None:
+    """The check refuses only what a rule protects."""
+    policy = Policy(allow=["fs.*"], deny=["fs.*(path=config/secrets/**)"])
+    executor = Executor(filesystem(protected), policy=policy)
+    moved = await executor.execute(
+        ToolCall(id="1", name="fs.move", arguments={"path": "other", "destination": "o2"})
+    )
+    deleted = await executor.execute(
+        ToolCall(id="2", name="fs.delete", arguments={"path": "o2", "recursive": True})
+    )
+    assert isinstance(moved, Completed) and not moved.result.is_error
+    assert isinstance(deleted, Completed) and not deleted.result.is_error
+    assert not (protected / "o2").exists()

@@ -37,6 +37,7 @@ from invokit.builtin.filesystem._results import (
     WriteResult,
 )
 from invokit.builtin.filesystem._search import Engine, SearchQuery, search
+from invokit.builtin.filesystem._walk import walk
 from invokit.builtin.filesystem._writing import (
     delete_entry,
     edit_file,
@@ -44,7 +45,7 @@ from invokit.builtin.filesystem._writing import (
     move_entry,
     write_file,
 )
-from invokit.exceptions import AccessDenied
+from invokit.exceptions import AccessDenied, ToolError
 from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
 from invokit.registry import ToolRegistry
 from invokit.tools import FunctionTool, ToolContext, tool
@@ -269,7 +270,11 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
         ],
     )
     async def move(
-        path: str, destination: str, overwrite: bool = False, create_parents: bool = False
+        ctx: ToolContext,
+        path: str,
+        destination: str,
+        overwrite: bool = False,
+        create_parents: bool = False,
     ) -> MoveResult:
         """Move or rename a file, directory or link within the root directory.
 
@@ -287,10 +292,23 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             overwrite=overwrite,
             create_parents=create_parents,
         )
-        return await anyio.to_thread.run_sync(call)
+
+        def checked() -> MoveResult:
+            # A rule about something inside the folder must hold for the folder as a whole.
+            _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "move")
+            _check_subtree(
+                jail,
+                ctx,
+                path,
+                lambda sub: [FileWrite(path=_rebase(sub, path, destination))],
+                "move",
+            )
+            return call()
+
+        return await anyio.to_thread.run_sync(checked)
 
     @writer("delete", idempotent=True, permissions=lambda a: [FileDelete(path=_norm(a["path"]))])
-    async def delete(path: str, recursive: bool = False) -> DeleteResult:
+    async def delete(ctx: ToolContext, path: str, recursive: bool = False) -> DeleteResult:
         """Delete a file, a link (not what it points to), or a directory.
 
         Args:
@@ -298,7 +316,13 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             recursive: delete a non-empty directory with everything in it.
         """
         call = functools.partial(delete_entry, jail, path, recursive=recursive)
-        return await anyio.to_thread.run_sync(call)
+
+        def checked() -> DeleteResult:
+            if recursive:
+                _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "delete")
+            return call()
+
+        return await anyio.to_thread.run_sync(checked)
 
     @writer(
         "mkdir",
@@ -358,6 +382,45 @@ class _Factory:
             output_limit=self.output_limit,
             permissions=permissions,
         )
+
+
+def _check_subtree(
+    jail: Jail,
+    ctx: ToolContext,
+    path: str,
+    requests: Callable[[str], list[PermissionRequest]],
+    action: str,
+) -> None:
+    """Refuse to ``action`` a directory when the policy in force would not let this call touch
+    everything in it (a deny rule on ``config/secrets/**`` also protects ``config``)."""
+    try:
+        start = split_relative(path)
+        refused = next(
+            (
+                (entry.path, request)
+                for entry in walk(jail, start)
+                for request in requests(entry.path)
+                if not ctx.permits(request)
+            ),
+            None,
+        )
+    except ToolError:
+        return  # not a directory, a link, unreadable: the operation itself says what is wrong
+    if refused is not None:
+        inner, request = refused
+        raise AccessDenied(
+            f"Cannot {action} {display(start)!r}: it contains {inner!r}, which the policy "
+            f"does not let this call touch ({request.kind})",
+            data={"reason": "policy_protects_contents", "path": inner},
+        )
+
+
+def _rebase(sub: str, source: str, destination: str) -> str:
+    """Where ``sub`` (a path below ``source``) lands when ``source`` moves to ``destination``."""
+    prefix = display(split_relative(source))
+    rest = sub[len(prefix) :].lstrip("/") if prefix != "." else sub
+    target = _norm(destination)
+    return f"{target}/{rest}" if rest else target
 
 
 def _norm(path: Any) -> str:
