@@ -8,7 +8,7 @@ from invokit import ToolCall, ToolRegistry, tool
 from invokit.approvals import ApprovalDecision, ApprovalRequest, MemoryApprovalStore
 from invokit.exceptions import ApprovalAlreadyUsed
 from invokit.execution import ApprovalRequired, Completed, Executor, Failed, Interrupted, Limits
-from invokit.permissions import FileWrite, Policy
+from invokit.permissions import FileWrite, Policy, ShellExec
 
 from .conftest import ListSink, Recorder
 
@@ -248,3 +248,33 @@ async def test_wider_scope_decided_elsewhere_is_remembered(
     )
     assert isinstance(later, Completed)
     assert recorder.count("delete") == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["echo", "hi", " "], id="space-word"),
+        pytest.param(["echo", "", "--secret-flag"], id="empty-word"),
+    ],
+)
+async def test_always_without_an_exact_rule_stays_once(argv: list[str]) -> None:
+    """When no rule can say exactly what was approved, "always" runs the call once, records
+    nothing and never raises."""
+    ran: list[list[str]] = []
+
+    @tool(permissions=lambda args: [ShellExec(argv=tuple(args["argv"]))])
+    async def run(argv: list[str]) -> str:
+        """Run a command."""
+        ran.append(argv)
+        return "ok"
+
+    store = MemoryApprovalStore()
+    executor = Executor([run], approvals=store)
+    interrupt = _approval(
+        await executor.execute(ToolCall(id="1", name="run", arguments={"argv": argv}))
+    )
+    with pytest.warns(RuntimeWarning, match="approved once only"):
+        outcome = await executor.resume(interrupt.id, approve=True, scope="always")
+    assert isinstance(outcome, Completed)
+    assert await store.always_rules() == []
+    assert ran == [argv]

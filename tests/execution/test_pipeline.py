@@ -260,3 +260,11 @@ async def test_failing_sink_does_not_break_the_call(registry: ToolRegistry) -> N
     with pytest.warns(RuntimeWarning, match="disk gone"):
         outcome = await executor.execute(ToolCall(id="1", name="echo", arguments={"text": "a"}))
     assert isinstance(outcome, Completed)
+
+
+@pytest.mark.parametrize("name", [None, 5, ["echo"]], ids=["none", "int", "list"])
+async def test_a_name_that_is_not_text_is_not_found(registry: ToolRegistry, name: Any) -> None:
+    """A call whose name is not a string fails with not_found instead of raising."""
+    outcome = await Executor(registry).execute(ToolCall(id="1", name=name))
+    assert isinstance(outcome, Failed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "not_found"

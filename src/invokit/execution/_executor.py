@@ -8,8 +8,10 @@ where asked, approved. Every failure becomes a result the model can read.
 from __future__ import annotations
 
 import contextlib
+import copy
 import secrets
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from difflib import get_close_matches
@@ -191,6 +193,10 @@ class Executor:
         start = perf_counter()
         if "received" in self._sinks_for:
             self._emit("received", call, {"arguments": _shown(call.arguments)})
+        if type(call.name) is not str:
+            return self._failed(
+                call, start, "not_found", f"A tool name must be text, not {call.name!r}."
+            )
         prepared = self._lookup(call.name)
         if prepared is None:
             return self._failed(call, start, "not_found", self._not_found(call))
@@ -338,7 +344,9 @@ class Executor:
         current = args
         for hook in self._before:
             try:
-                action = await hook.before_call(call, current, prepared.spec)
+                # Each hook gets its own copy: a hook that edits in place without returning
+                # Rewrite must not slip changed arguments past validation and policy.
+                action = await hook.before_call(call, copy.deepcopy(current), prepared.spec)
             except Exception as exc:
                 return self._failed(
                     call, start, "hook_failed", f"A before_call hook failed: {exc!r}"
@@ -357,8 +365,8 @@ class Executor:
                     )
                 return Completed(result)
             if isinstance(action, Rewrite):
-                current = action.arguments
-        if current is args:
+                current = copy.deepcopy(action.arguments)
+        if current == args:
             return None
         # Guards see what will really run: rewritten arguments are validated and decided again.
         try:
@@ -447,18 +455,35 @@ class Executor:
         self, prepared: _Prepared, request: ApprovalRequest, scope: str
     ) -> None:
         """Record what a wider approval covers: the tool version for the session, or standing
-        rules for exactly what was approved ("always")."""
+        rules for exactly what was approved ("always"). A failure to record leaves the approval
+        a one-time one (with a warning); it never fails the call that was approved."""
+        try:
+            await self._record_scope(prepared, request, scope)
+        except Exception as exc:
+            warnings.warn(
+                f"approval {request.id}: its {scope!r} scope could not be recorded: {exc!r}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    async def _record_scope(
+        self, prepared: _Prepared, request: ApprovalRequest, scope: str
+    ) -> None:
         session_id = request.call.session_id
         if scope == "session" and session_id is not None:
             await self.approvals.grant_session(
                 session_id, prepared.spec.name, prepared.spec.fingerprint
             )
         elif scope == "always":
-            from invokit.permissions import rule_for
-
-            rules = [rule_for(prepared.spec.name, r) for r in request.requests] or [
-                rule_for(prepared.spec.name)
-            ]
+            rules = _standing_rules_for(prepared.spec, request)
+            if rules is None:
+                # No rule says exactly what was approved: it stays a one-time approval.
+                warnings.warn(
+                    f"approval {request.id}: no exact rule covers this call; approved once only",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                return
             for rule in rules:
                 await self.approvals.add_always_rule(rule)
             await self._refresh_standing_rules()
@@ -827,8 +852,6 @@ class Executor:
             try:
                 sink.emit(event)
             except Exception as exc:  # an audit sink must not break a call; it warns
-                import warnings
-
                 warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
 
     def _progress(
@@ -851,6 +874,27 @@ class Executor:
                 await downstream(progress)
 
         return report
+
+
+def _standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
+    """The "approve always" rules for exactly what a person approved, or ``None`` when no rule
+    can say it exactly (words or paths with surrounding spaces, a rule that does not read back
+    or does not cover the call)."""
+    from invokit.exceptions import PolicyError
+    from invokit.permissions import Policy, ShellExec, rule_for
+
+    for item in request.requests:
+        words = item.argv if isinstance(item, ShellExec) else (item.target(),)
+        if any(not word or word != word.strip() for word in words):
+            return None
+    rules = [rule_for(spec.name, r) for r in request.requests] or [rule_for(spec.name)]
+    try:
+        standing = Policy(default="deny", extra_allow=rules)
+    except PolicyError:
+        return None
+    if standing.decide(spec, request.arguments, request.requests).verdict != "allow":
+        return None
+    return rules
 
 
 def _denied_message(call: ToolCall, decision: Decision) -> str:
