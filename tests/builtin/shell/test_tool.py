@@ -281,3 +281,24 @@ async def test_through_the_executor_policy_sees_the_argv(root: Path) -> None:
     assert denied.result.error is not None
     assert denied.result.error.kind == "denied"
     assert not await anyio.Path(root / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["git", "--no-pager", "push", "origin"], id="no-pager"),
+        pytest.param(["git", "-P", "push"], id="short-P"),
+        pytest.param(["git", "--bare", "push"], id="bare"),
+        pytest.param(["git", "--literal-pathspecs", "push", "--help"], id="literal-pathspecs"),
+    ],
+)
+def test_git_global_options_do_not_dodge_argv_rules(root: Path, argv: list[str]) -> None:
+    """A deny rule written for ``git push`` also meets ``git <global options> push``."""
+    tool = shell(allow=["git *"], root=root, sandbox="off").get("shell")
+    assert tool is not None
+    requests = tool.permissions(tool.validate({"command": argv}), ToolContext())
+    policy = Policy(allow=["shell(git *)"], deny=["shell(git push *)"])
+    assert policy.decide(tool.spec, {"command": argv}, requests).verdict == "deny"
+    plain = ["git", "--no-pager", "status"]
+    requests = tool.permissions(tool.validate({"command": plain}), ToolContext())
+    assert policy.decide(tool.spec, {"command": plain}, requests).verdict == "allow"

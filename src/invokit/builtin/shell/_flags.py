@@ -9,6 +9,7 @@ unknown ``sed`` command) is refused too. It is a second line, behind the sandbox
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -152,6 +153,18 @@ _GIT_REFUSED_ACTIONS = {
     ("submodule", "foreach"): "runs a shell command in every submodule",
     ("bisect", "run"): "runs the given program at every step",
 }
+
+
+def policy_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` as a policy rule should see it: for git, without the global options before
+    the subcommand, so ``git --no-pager push`` meets the rules written for ``git push``."""
+    if not argv or os.path.basename(argv[0]) != "git":
+        return tuple(argv)
+    args = list(argv[1:])
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _GIT_GLOBAL_WITH_VALUE else 1
+    return (argv[0], *args[index:])
 
 
 def _check_git(program: str, args: Sequence[str]) -> Refusal | None:

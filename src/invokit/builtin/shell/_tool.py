@@ -11,6 +11,7 @@ from pydantic import Field
 
 from invokit.builtin.shell._command import parse_command
 from invokit.builtin.shell._execute import SandboxMode, ShellOutput, ShellSettings, execute
+from invokit.builtin.shell._flags import policy_argv
 from invokit.builtin.shell._rules import AllowList
 from invokit.exceptions import InvalidToolDefinition, RetryWithFeedback
 from invokit.permissions import PermissionRequest, ShellExec
@@ -96,7 +97,13 @@ def shell(
         except RetryWithFeedback:
             # Refused when the call runs; the policy still sees what was asked, unsplit.
             argv = (command,) if isinstance(command, str) else tuple(command)
-        return [ShellExec(argv=argv, cwd=args.get("cwd", "."), env_keys=env_keys)]
+        cwd = args.get("cwd", ".")
+        requests = [ShellExec(argv=argv, cwd=cwd, env_keys=env_keys)]
+        canonical = policy_argv(argv)
+        if canonical != argv:
+            # Both spellings go to the policy; the stricter verdict wins.
+            requests.append(ShellExec(argv=canonical, cwd=cwd, env_keys=env_keys))
+        return requests
 
     @tool(
         name=name,
