@@ -55,8 +55,31 @@ async def session(server: tuple[str, Path], asker: Asker) -> AsyncIterator[Clien
 
 
 async def test_serves_on_loopback(server: tuple[str, Path]) -> None:
-    """The URL is streamable HTTP on 127.0.0.1."""
-    assert server[0].startswith("http://127.0.0.1:") and server[0].endswith("/mcp")
+    """The URL is streamable HTTP on 127.0.0.1, with the run's token in it."""
+    url = server[0]
+    assert url.startswith("http://127.0.0.1:")
+    assert "/mcp?token=" in url
+    assert len(url.split("token=")[1]) >= 24
+
+
+async def test_requests_without_the_token_are_refused(server: tuple[str, Path]) -> None:
+    """Another local process that does not know the token gets 401, with or without a wrong
+    one; with the token as a Bearer header it gets through."""
+    import httpx
+
+    url, _ = server
+    bare, token = url.split("?token=")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient() as client:
+        missing = await client.post(bare, json=body, headers=headers)
+        wrong = await client.post(bare + "?token=nope", json=body, headers=headers)
+        bearer = await client.post(
+            bare, json=body, headers={**headers, "authorization": f"Bearer {token}"}
+        )
+    assert missing.status_code == 401
+    assert wrong.status_code == 401
+    assert bearer.status_code != 401
 
 
 async def test_list_and_structured_call(session: ClientSession) -> None:

@@ -74,7 +74,7 @@ def test_banner_live_log_and_an_approval_at_the_keyboard(pane: tuple[Pane, Path]
     """The banner shows URL, root and policy; a client's write waits for the person, who
     approves it with a key; the live log shows the decision; Ctrl-C stops the server."""
     terminal, root = pane
-    url = terminal.wait_for(r"http://127\.0\.0\.1:\d+/mcp").group(0)
+    url = terminal.wait_for(r"http://127\.0\.0\.1:\d+/mcp\?token=[A-Za-z0-9_-]+").group(0)
     banner = terminal.text()
     assert str(root) in banner
     assert "approvals  asked here, in this terminal" in banner
@@ -115,7 +115,7 @@ def test_ctrl_c_while_asking_leaves_the_request_pending(
     """Ctrl-C during an approval question decides nothing: the server stops, and the
     request is still pending for `invokit approvals`."""
     terminal, root = pane
-    url = terminal.wait_for(r"http://127\.0\.0\.1:\d+/mcp").group(0)
+    url = terminal.wait_for(r"http://127\.0\.0\.1:\d+/mcp\?token=[A-Za-z0-9_-]+").group(0)
 
     async def client() -> None:
         async with http_session(url, Asker()) as session, anyio.create_task_group() as group:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sys
 from contextlib import AsyncExitStack
 from typing import Annotated, Literal, Optional
@@ -58,6 +59,23 @@ def register(app: typer.Typer) -> None:
                 help="Ask for approvals in this terminal (default: over HTTP in a terminal).",
             ),
         ] = None,
+        token: Annotated[
+            Optional[str],  # noqa: UP045
+            typer.Option(
+                "--token",
+                envvar="INVOKIT_TOKEN",
+                help="The secret HTTP clients must send (default: a new random one per run; "
+                "it is part of the URL the banner prints).",
+            ),
+        ] = None,
+        no_token: Annotated[
+            bool,
+            typer.Option(
+                "--no-token",
+                help="Serve HTTP without a token: any local user or process can then call "
+                "the tools.",
+            ),
+        ] = False,
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,
@@ -88,8 +106,12 @@ def register(app: typer.Typer) -> None:
                     USAGE,
                     as_json=as_json,
                 )
+            secret: str | None = None
+            if transport == "http" and not no_token:
+                secret = token or secrets.token_urlsafe(24)
             server = _Server(
                 setup,
+                token=secret,
                 transport=transport,
                 host=host or settings.host,
                 port=settings.port if port is None else port,
@@ -110,6 +132,7 @@ class _Server:
         self,
         setup: Setup,
         *,
+        token: str | None = None,
         transport: Literal["stdio", "http"],
         host: str,
         port: int,
@@ -117,6 +140,7 @@ class _Server:
         as_json: bool,
     ) -> None:
         self.setup = setup
+        self.token = token
         self.transport = transport
         self.host = host
         self.port = port
@@ -140,6 +164,9 @@ class _Server:
             state = state_dir()
 
             def ready(url: str) -> None:
+                if self.token is not None:
+                    # The token travels in the URL so that every client can use it as is.
+                    url = f"{url}?token={self.token}"
                 if self.as_json:
                     line = json.dumps(
                         {
@@ -178,4 +205,5 @@ class _Server:
                 name=self.setup.config.serve.name,
                 allowed_origins=self.setup.config.serve.allowed_origins,
                 ready=ready,
+                token=self.token,
             )

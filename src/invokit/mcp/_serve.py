@@ -25,6 +25,7 @@ async def serve(
     name: str = "invokit",
     allowed_origins: Sequence[str] = (),
     ready: Callable[[str], None] | None = None,
+    token: str | None = None,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -42,6 +43,8 @@ async def serve(
         allowed_origins: more browser origins allowed to call the HTTP server
             (``https://app.example``); the server's own origin is always allowed.
         ready: called once serving, with the URL (``http://127.0.0.1:8765/mcp``) or ``stdio``.
+        token: over HTTP, a secret every request must carry (``Authorization: Bearer TOKEN``
+            or ``?token=TOKEN``); other local users and processes are turned away with 401.
     """
     server = build_server(registry, executor, name=name)
     if transport == "stdio":
@@ -56,7 +59,7 @@ async def serve(
         return
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-    await _serve_http(server, host, port, tuple(allowed_origins), ready)
+    await _serve_http(server, host, port, tuple(allowed_origins), ready, token)
 
 
 def security_settings(host: str, port: int, allowed_origins: Sequence[str] = ()) -> Any:
@@ -80,6 +83,7 @@ async def _serve_http(
     port: int,
     allowed_origins: tuple[str, ...],
     ready: Callable[[str], None] | None,
+    token: str | None = None,
 ) -> None:
     import uvicorn
 
@@ -95,6 +99,10 @@ async def _serve_http(
     app = server.streamable_http_app(
         host=host, transport_security=security_settings(host, bound, allowed_origins)
     )
+    if token is not None:
+        from invokit.mcp._auth import TokenGate
+
+        app = TokenGate(app, token)
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
     )
