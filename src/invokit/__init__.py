@@ -4,6 +4,8 @@ Define tools from typed functions or JSON Schema, register them, present them to
 provider or MCP client, and run every call through one guarded path.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from invokit._calls import (
     ContentPart,
     ErrorInfo,
@@ -37,10 +39,12 @@ from invokit.execution import (
     Limits,
     Outcome,
 )
-from invokit.permissions import Decision, Policy
 from invokit.registry import Registry, ToolRegistry
 from invokit.schema import ArgumentValidator, to_jsonable
 from invokit.tools import DeclaredTool, FunctionTool, Progress, Tool, ToolContext, declare, tool
+
+if TYPE_CHECKING:
+    from invokit.permissions import Decision, Policy
 
 __version__ = "0.1.0"
 
@@ -89,3 +93,14 @@ __all__ = [
     "to_jsonable",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The policy engine loads on first use: ``import invokit`` stays light.
+    if name in ("Decision", "Policy"):
+        from invokit import permissions
+
+        value = getattr(permissions, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'invokit' has no attribute {name!r}")

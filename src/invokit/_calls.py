@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias
@@ -59,6 +58,8 @@ class ToolCall:
 
     @classmethod
     def from_json(cls, text: str) -> ToolCall:
+        import json
+
         return cls.from_dict(json.loads(text))
 
 
@@ -167,6 +168,8 @@ class ToolResult:
             if isinstance(part, TextPart):
                 out.append(part.text)
             elif isinstance(part, JsonPart):
+                import json
+
                 out.append(json.dumps(part.value, ensure_ascii=False))
         return "\n".join(out)
 
@@ -248,6 +251,8 @@ class ToolResult:
 
     @classmethod
     def from_json(cls, text: str) -> ToolResult:
+        import json
+
         return cls.from_dict(json.loads(text))
 
 

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
-_encoder = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+_encode: Any = None
 
 
 def canonical_json(value: Any) -> str:
     """Serialize ``value`` with sorted keys and no whitespace, so equal values give equal text."""
-    return _encoder.encode(value)
+    global _encode
+    if _encode is None:
+        import json  # on first use: keeps ``import invokit`` light
+
+        _encode = json.JSONEncoder(
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode
+    text: str = _encode(value)
+    return text
 
 
 def canonical_hash(value: Any) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import sys
 from collections.abc import Coroutine, Generator
 from typing import Any
 
@@ -52,9 +52,15 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
     scopes the tool itself opened in its first step (a scope entered afterwards would not nest).
     On other backends (trio) the whole call runs inside ``anyio.move_on_after``.
     """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    # Not imported means not running: asyncio stays out of ``import invokit``.
+    asyncio = sys.modules.get("asyncio")
+    loop = None
+    if asyncio is not None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+    if loop is None or asyncio is None:
         with anyio.move_on_after(seconds) as scope:
             value = await coro
         return (None, True) if scope.cancelled_caught else (value, False)

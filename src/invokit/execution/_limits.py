@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -104,6 +103,8 @@ def _size(result: ToolResult) -> int:
         elif isinstance(part, JsonPart):
             value = part.value
             if isinstance(value, dict | list | str):
+                import json
+
                 total += len(json.dumps(value, ensure_ascii=False))
             else:
                 total += 24

@@ -7,10 +7,8 @@ import dataclasses
 import datetime as dt
 import enum
 import math
-import uuid
+import sys
 from collections.abc import Mapping
-from decimal import Decimal
-from pathlib import PurePath
 from typing import Any
 
 from invokit.exceptions import NotJsonSafe
@@ -60,15 +58,22 @@ def _convert_special(value: Any, path: str) -> Any:
         return value.total_seconds()
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, Decimal):
+    # A type whose module was never imported cannot be an instance here: look them up in
+    # sys.modules instead of importing decimal, uuid and pathlib with invokit.
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and isinstance(value, decimal.Decimal):
         if not value.is_finite():
             raise NotJsonSafe(f"Decimal({value})", path)
         as_int = int(value)
         if as_int == value:
             return as_int
         as_float = float(value)
-        return as_float if Decimal(repr(as_float)) == value else str(value)
-    if isinstance(value, uuid.UUID | PurePath):
+        return as_float if decimal.Decimal(repr(as_float)) == value else str(value)
+    uuid = sys.modules.get("uuid")
+    pathlib = sys.modules.get("pathlib")
+    if (uuid is not None and isinstance(value, uuid.UUID)) or (
+        pathlib is not None and isinstance(value, pathlib.PurePath)
+    ):
         return str(value)
     if isinstance(value, set | frozenset):
         items = [_convert(item, f"{path}/{i}") for i, item in enumerate(value)]

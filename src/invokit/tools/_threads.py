@@ -7,18 +7,21 @@ never keeps the process from exiting. Other backends use ``anyio.to_thread``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
+import sys
 import threading
 from collections.abc import Callable
 from queue import SimpleQueue
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+if TYPE_CHECKING:
+    import asyncio
+
 _MAX_THREADS = 40
-_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+_Job = tuple["asyncio.AbstractEventLoop", "asyncio.Future[Any]", Callable[[], Any]]
 
 
 class _DaemonPool:
@@ -80,9 +83,14 @@ _POOL = _DaemonPool(_MAX_THREADS)
 async def run_in_thread(fn: Callable[[], Any]) -> Any:
     """Run ``fn`` in a worker thread with the caller's context variables; on cancellation the
     caller stops waiting at once (Python cannot stop the thread; tools check ``ctx.cancelled``)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    asyncio = sys.modules.get("asyncio")  # not imported means not running on asyncio
+    loop = None
+    if asyncio is not None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+    if loop is None:
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     context = contextvars.copy_context()
     return await _POOL.submit(loop, lambda: context.run(fn))
