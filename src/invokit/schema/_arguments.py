@@ -367,10 +367,21 @@ def _expected(keyword: str | None, error: Any) -> str | None:
     return keyword
 
 
+_SHORT_SCALARS = {True: "true", False: "false", None: "null"}
+
+
 def _short(value: Any, limit: int = 60) -> str:
     # Shown to a model, so in JSON (true, null, "text"), not Python's repr.
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    kind = type(value)
+    if kind is bool or value is None:
+        return _SHORT_SCALARS[value]
+    if kind is int:
+        text = str(value)
+    elif kind is str and value.isprintable() and '"' not in value and "\\" not in value:
+        text = f'"{value}"'
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
