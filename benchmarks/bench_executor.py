@@ -115,15 +115,16 @@ async def bench_peers(rounds: int) -> dict[str, float]:
         print(f"{'openai-agents':<44} not installed ({exc.name})")
     try:
         from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.context import Context
 
         server = MCPServer("bench")
         server.add_tool(forecast)
         manager = server._tool_manager
-        context = server.get_context()
+        context = Context(mcp_server=server, subscriptions=server._subscriptions)
         arguments = {"city": "Madrid", "days": 3, "metric": True}
         found["mcp"] = await measure(
             "mcp SDK ToolManager.call_tool",
-            lambda: manager.call_tool("forecast", arguments, context),
+            lambda: manager.call_tool("forecast", arguments, context, convert_result=True),
             rounds,
         )
     except (ImportError, AttributeError, TypeError) as exc:
@@ -137,7 +138,7 @@ async def bench_peers(rounds: int) -> dict[str, float]:
 
 async def _pydantic_ai(rounds: int) -> dict[str, float]:
     from pydantic_ai import RunContext  # type: ignore[import-not-found]
-    from pydantic_ai._tool_manager import ToolManager  # type: ignore[import-not-found]
+    from pydantic_ai.tool_manager import ToolManager  # type: ignore[import-not-found]
     from pydantic_ai.messages import ToolCallPart  # type: ignore[import-not-found]
     from pydantic_ai.models.test import TestModel  # type: ignore[import-not-found]
     from pydantic_ai.toolsets import FunctionToolset  # type: ignore[import-not-found]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import base64
 import dataclasses
+import json
 import threading
 import warnings
 import weakref
@@ -47,6 +48,27 @@ def jsonable(value: Any) -> Any:
             return request_to_dict(value)  # type: ignore[arg-type]
         return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     return repr(value)
+
+
+def dumps_record(value: Any) -> str:
+    """One audit record as compact JSON, with ``credentials`` redacted like :func:`jsonable`.
+
+    The C encoder does the common case in one pass; only a record that mentions
+    ``"credentials"`` (or holds something the encoder cannot take) goes through the slower
+    Python walk that redacts.
+    """
+    try:
+        text: str = _ENCODER.encode(value)
+    except (TypeError, ValueError):
+        text = '"credentials"'
+    if '"credentials"' in text:
+        return json.dumps(jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    return text
+
+
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), default=lambda o: jsonable(o)
+)
 
 
 def _flush_at_exit(ref: weakref.ReferenceType[BufferedSink]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from invokit._state import inside_any, private_file, state_dir
-from invokit.execution._audit_buffer import BufferedSink, jsonable
+from invokit.execution._audit_buffer import BufferedSink, dumps_record, jsonable
 from invokit.execution._events import Event
 
 DEFAULT_FILE = "audit.jsonl"
@@ -57,10 +57,7 @@ class JsonlAuditSink(BufferedSink):
         super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
 
     def _write(self, events: list[Event]) -> None:
-        lines = "".join(
-            json.dumps(event_record(e), ensure_ascii=False, separators=(",", ":")) + "\n"
-            for e in events
-        )
+        lines = "".join(dumps_record(e.to_dict()) + "\n" for e in events)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             data = lines.encode("utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from invokit._state import inside_any, private_file, state_dir
-from invokit.execution._audit_buffer import BufferedSink, jsonable
+from invokit.execution._audit_buffer import BufferedSink, dumps_record
 from invokit.execution._events import Event
 
 DEFAULT_FILE = "audit.sqlite3"
@@ -80,7 +80,7 @@ class SqliteAuditSink(BufferedSink):
                 e.call_id,
                 e.tool,
                 e.session_id,
-                json.dumps(jsonable(e.data), ensure_ascii=False, separators=(",", ":")),
+                dumps_record(e.data),
             )
             for e in events
         ]
