@@ -138,9 +138,9 @@ async def bench_peers(rounds: int) -> dict[str, float]:
 
 async def _pydantic_ai(rounds: int) -> dict[str, float]:
     from pydantic_ai import RunContext  # type: ignore[import-not-found]
-    from pydantic_ai.tool_manager import ToolManager  # type: ignore[import-not-found]
     from pydantic_ai.messages import ToolCallPart  # type: ignore[import-not-found]
     from pydantic_ai.models.test import TestModel  # type: ignore[import-not-found]
+    from pydantic_ai.tool_manager import ToolManager  # type: ignore[import-not-found]
     from pydantic_ai.toolsets import FunctionToolset  # type: ignore[import-not-found]
     from pydantic_ai.usage import RunUsage  # type: ignore[import-not-found]
 

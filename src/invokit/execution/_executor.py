@@ -50,9 +50,11 @@ from invokit.execution._outcomes import (
 )
 from invokit.permissions._requests import PermissionRequest, request_to_dict
 from invokit.registry._base import Registry, ToolRegistry
+from invokit.registry._view import RenamedTool
 from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
+from invokit.tools._function import FunctionTool
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
@@ -71,6 +73,9 @@ class _Prepared:
     policy: ToolPolicy
     timeout: float
     limit: OutputLimit
+    direct: Callable[..., Any] | None = None
+    """The async function to await instead of ``tool.invoke`` (a plain ``@tool``)."""
+    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 class Executor:
@@ -168,6 +173,11 @@ class Executor:
             timeout=spec.timeout if spec.timeout is not None else self.limits.timeout,
             limit=spec.output_limit or self.limits.output,
         )
+        inner = found.inner if isinstance(found, RenamedTool) else found
+        if isinstance(inner, FunctionTool) and not inner.external:
+            shortcut = inner.direct()
+            if shortcut is not None:
+                prepared.direct, prepared.convert = shortcut
         self._prepared[name] = prepared
         return prepared
 
@@ -277,7 +287,13 @@ class Executor:
             )
             if not tool._ready:
                 await tool.ensure_setup()
-            value, timed_out = await run_with_timeout(tool.invoke(args, ctx), prepared.timeout)
+            direct = prepared.direct
+            if direct is not None:
+                convert = prepared.convert
+                coro = direct(**(convert(args) if convert is not None else args))
+            else:
+                coro = tool.invoke(args, ctx)
+            value, timed_out = await run_with_timeout(coro, prepared.timeout)
             if timed_out:
                 ctx.cancel()
                 result = ToolResult.failure(

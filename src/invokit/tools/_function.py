@@ -150,6 +150,16 @@ class FunctionTool(Tool):
         # abandoned (Python cannot stop it); ctx.cancelled tells it to stop.
         return await run_in_thread(functools.partial(self.fn, **kwargs))
 
+    def direct(
+        self,
+    ) -> tuple[Callable[..., Any], Callable[[dict[str, Any]], dict[str, Any]] | None] | None:
+        """``(fn, convert)`` when a call is just ``await fn(**convert(args))`` (an async function
+        that takes no context), so the executor may skip :meth:`invoke`; else ``None``."""
+        self.spec  # noqa: B018 - reading the signature decides the answer
+        if self._is_async and self._context_param is None:
+            return self.fn, self._convert
+        return None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation, no policy)."""
         return self.fn(*args, **kwargs)
