@@ -30,7 +30,7 @@ from invokit.exceptions import (
     ArgumentsError,
     AuthRequired,
 )
-from invokit.execution._events import Event, EventSink, EventType
+from invokit.execution._events import ALL_EVENT_TYPES, Event, EventSink, EventType
 from invokit.execution._hooks import Halt, Rewrite, Skip
 from invokit.execution._invoke import run_with_timeout
 from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
@@ -128,18 +128,7 @@ class Executor:
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
         self.sinks = tuple(events)
         self._sinks_for: dict[str, tuple[EventSink, ...]] = {}
-        for kind in (
-            "received",
-            "validated",
-            "decided",
-            "approval_requested",
-            "approval_resolved",
-            "started",
-            "progress",
-            "completed",
-            "failed",
-            "interrupted",
-        ):
+        for kind in sorted(ALL_EVENT_TYPES):
             wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
             if wanted:
                 self._sinks_for[kind] = wanted
@@ -385,21 +374,10 @@ class Executor:
         if current == args:
             return None
         # Guards see what will really run: rewritten arguments are validated and decided again.
-        try:
-            current = prepared.validator(current)
-        except ArgumentsError as exc:
-            return self._failed(
-                call, start, "invalid_arguments", f"A hook rewrote the arguments badly: {exc}"
-            )
-        try:
-            requests = tuple(prepared.tool.permissions(current, ctx))
-        except Exception as exc:
-            return self._failed(
-                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
-            )
-        decision = prepared.policy.decide(current, requests)
-        if decision.verdict == "deny":
-            return self._failed(call, start, "denied", _denied_message(call, decision))
+        checked = self._recheck(prepared, call, current, ctx, start, "A hook rewrote the arguments")
+        if isinstance(checked, Failed):
+            return checked
+        current, requests, decision = checked
         if decision.verdict == "ask" and not (
             approved is not None and approved.arguments == current
         ):
@@ -695,22 +673,34 @@ class Executor:
         start: float,
     ) -> dict[str, Any] | Failed:
         """Edited arguments, validated and decided again (a deny rule still wins)."""
+        checked = self._recheck(prepared, call, edited, ctx, start, "The edited arguments")
+        return checked if isinstance(checked, Failed) else checked[0]
+
+    def _recheck(
+        self,
+        prepared: _Prepared,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext,
+        start: float,
+        source: str,
+    ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision] | Failed:
+        """Validation, preflight and policy again, for arguments that changed after the first
+        decision (a hook's rewrite, a person's edit); a deny or invalid input fails the call."""
         try:
-            args = prepared.validator(edited)
+            args = prepared.validator(arguments)
         except ArgumentsError as exc:
-            return self._failed(
-                call, start, "invalid_arguments", f"The edited arguments are invalid: {exc}"
-            )
+            return self._failed(call, start, "invalid_arguments", f"{source} are invalid: {exc}")
         try:
             requests = tuple(prepared.tool.permissions(args, ctx))
         except Exception as exc:
             return self._failed(
                 call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
             )
-        again = prepared.policy.decide(args, requests)
-        if again.verdict == "deny":
-            return self._failed(call, start, "denied", _denied_message(call, again))
-        return args
+        decision = prepared.policy.decide(args, requests)
+        if decision.verdict == "deny":
+            return self._failed(call, start, "denied", _denied_message(call, decision))
+        return args, requests, decision
 
     async def _resume_other(
         self,
