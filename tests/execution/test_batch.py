@@ -115,3 +115,37 @@ async def test_max_concurrency_bounds_parallel_calls() -> None:
     calls = [ToolCall(id=str(i), name="nap") for i in range(20)]
     await Executor([nap]).execute_many(calls, max_concurrency=3)
     assert peak == 3
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_bounded_batches_on_both_backends(anyio_backend: str) -> None:
+    """More calls than the limit: the limit holds and order is kept on asyncio and on trio."""
+    running = 0
+    peak = 0
+
+    @tool(read_only=True)
+    async def nap(n: int) -> int:
+        """Sleep."""
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.sleep(0.002)
+        running -= 1
+        return n
+
+    @tool(destructive=True)
+    async def change(n: int) -> int:
+        """Change."""
+        await anyio.sleep(0.001)
+        return n
+
+    calls = [ToolCall(id=str(i), name="nap", arguments={"n": i}) for i in range(12)]
+    calls += [ToolCall(id=f"c{i}", name="change", arguments={"n": i}) for i in range(3)]
+    outcomes = await Executor([nap, change], policy=Policy(allow=["*"])).execute_many(
+        calls, max_concurrency=4
+    )
+    assert [o.result.structured for o in outcomes if isinstance(o, Completed)] == [
+        *range(12),
+        *range(3),
+    ]
+    assert peak <= 4

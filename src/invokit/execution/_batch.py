@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import functools
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -25,26 +27,50 @@ async def run_batch(
     outcome)`` hears of each call as it finishes, so a caller cancelled mid-batch knows which
     calls did."""
     outcomes: list[Outcome | None] = [None] * len(calls)
-    limiter = anyio.CapacityLimiter(max(1, max_concurrency))
     exclusive = [i for i, call in enumerate(calls) if executor.concurrency_of(call) == "exclusive"]
     exclusive_set = set(exclusive)
+    shared = [i for i in range(len(calls)) if i not in exclusive_set]
+    # A limit only matters when more calls than it could run at once.
+    bounded = len(shared) + (1 if exclusive else 0) > max(1, max_concurrency)
+    asyncio = sys.modules.get("asyncio")
+    native = asyncio is not None and _on_asyncio(asyncio)
+    limiter: Any = None
+    if bounded:
+        limiter = (
+            asyncio.Semaphore(max(1, max_concurrency))
+            if native and asyncio is not None
+            else anyio.CapacityLimiter(max(1, max_concurrency))
+        )
 
     async def run_one(index: int) -> None:
-        async with limiter:
-            outcome = outcomes[index] = await executor.execute(calls[index])
-            if on_outcome is not None:
-                on_outcome(index, outcome)
+        if limiter is None:
+            outcome = await executor.execute(calls[index])
+        else:
+            async with limiter:
+                outcome = await executor.execute(calls[index])
+        outcomes[index] = outcome
+        if on_outcome is not None:
+            on_outcome(index, outcome)
 
     async def run_in_order() -> None:
         for index in exclusive:
             await run_one(index)
 
-    async with anyio.create_task_group() as group:
-        if exclusive:
-            group.start_soon(run_in_order)
-        for index in range(len(calls)):
-            if index not in exclusive_set:
-                group.start_soon(run_one, index)
+    jobs: list[Callable[[], Coroutine[Any, Any, None]]] = [
+        functools.partial(run_one, i) for i in shared
+    ]
+    if exclusive:
+        jobs.append(run_in_order)
+    if native and asyncio is not None:
+        # asyncio's own task group: the same structured cancellation, at a fraction of the
+        # cost per task (1000 parallel calls spawn 1000 tasks).
+        async with asyncio.TaskGroup() as native_group:
+            for job in jobs:
+                native_group.create_task(job())
+    else:
+        async with anyio.create_task_group() as group:
+            for job in jobs:
+                group.start_soon(job)
     done: list[Outcome] = []
     for outcome in outcomes:
         assert (
@@ -52,3 +78,11 @@ async def run_batch(
         )  # every task either stored its outcome or raised out of the group
         done.append(outcome)
     return done
+
+
+def _on_asyncio(asyncio: Any) -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
