@@ -81,15 +81,26 @@ async def bench_invokit(rounds: int, audit_dir: Path) -> dict[str, float]:
     invalid = ToolCall(
         id="c2", name="forecast", arguments='{"city": 3, "days": "x", "metric": true}'
     )
+    plain = Executor([tool(forecast, read_only=True)], policy=Policy.allow_all())
+    plain_denied = Executor([tool(forecast, read_only=True)], policy=Policy.deny_all())
     results = {
         "invokit": await measure(
             "invokit execute (allow, audit on)", lambda: executor.execute(call), rounds
         ),
         "deny": await measure(
-            "invokit execute (deny)", lambda: denied_executor.execute(call), rounds
+            "invokit execute (deny, audit on)", lambda: denied_executor.execute(call), rounds
         ),
         "invalid": await measure(
-            "invokit execute (invalid arguments)", lambda: executor.execute(invalid), rounds
+            "invokit execute (invalid, audit on)", lambda: executor.execute(invalid), rounds
+        ),
+        "plain": await measure(
+            "invokit execute (allow, no sinks)", lambda: plain.execute(call), rounds
+        ),
+        "plain_deny": await measure(
+            "invokit execute (deny, no sinks)", lambda: plain_denied.execute(call), rounds
+        ),
+        "plain_invalid": await measure(
+            "invokit execute (invalid, no sinks)", lambda: plain.execute(invalid), rounds
         ),
     }
     sink.close()
@@ -199,7 +210,9 @@ async def main() -> None:
         ours = await bench_invokit(rounds, Path(tmp))
     peers = await bench_peers(rounds)
     print()
-    print(f"invokit / floor: {ours['invokit'] / floor:.2f}x   (target <= 2x)")
+    print(
+        f"invokit / floor: {ours['invokit'] / floor:.2f}x with audit, {ours['plain'] / floor:.2f}x without   (target <= 2x)"
+    )
     if peers:
         fastest_name, fastest = min(peers.items(), key=lambda kv: kv[1])
         print(

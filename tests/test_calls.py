@@ -214,3 +214,23 @@ def test_call_values_are_frozen(value: Any) -> None:
     field = dataclasses.fields(value)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(value, field, "changed")
+
+
+def test_hot_path_constructors_build_what_the_public_ones_build() -> None:
+    """The executor's fast constructors give results equal to the dataclass constructors."""
+    from invokit._calls import ErrorInfo, new_error_result, new_json_part, new_result, new_text_part
+
+    assert new_text_part("hi") == TextPart(text="hi")
+    assert new_json_part({"a": 1}) == JsonPart(value={"a": 1})
+    assert new_result("c", "t", (TextPart(text="x"),), "x") == ToolResult(
+        call_id="c", name="t", content=(TextPart(text="x"),), structured="x"
+    )
+    assert new_error_result("c", "t", "denied", "no", {"r": 1}, 0.5) == ToolResult(
+        call_id="c",
+        name="t",
+        content=(TextPart(text="no"),),
+        structured={"r": 1},
+        is_error=True,
+        error=ErrorInfo(kind="denied", message="no"),
+        duration=0.5,
+    )

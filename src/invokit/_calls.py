@@ -325,3 +325,17 @@ def new_result(
     s_truncated(result, False)
     s_meta(result, {})
     return result
+
+
+_set_kind = ErrorInfo.__dict__["kind"].__set__
+_set_message = ErrorInfo.__dict__["message"].__set__
+
+
+def new_error_result(
+    call_id: str, name: str, kind: str, message: str, structured: Any = None, duration: float = 0.0
+) -> ToolResult:
+    """``ToolResult.make_error(...)`` for the executor's hot path."""
+    error: ErrorInfo = _new(ErrorInfo)
+    _set_kind(error, kind)
+    _set_message(error, message)
+    return new_result(call_id, name, (new_text_part(message),), structured, error, duration)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from invokit._calls import ToolCall, ToolResult
+from invokit._calls import ToolCall, ToolResult, new_error_result
 from invokit._canonical import canonical_hash
 from invokit._spec import OutputLimit, ToolSpec
 from invokit.exceptions import (
@@ -799,9 +799,7 @@ class Executor:
     def _failed(
         self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
     ) -> Failed:
-        result = ToolResult.make_error(
-            call.id, call.name, kind, message, structured=data, duration=perf_counter() - start
-        )
+        result = new_error_result(call.id, call.name, kind, message, data, perf_counter() - start)
         if "failed" in self._sinks_for:
             self._emit(
                 "failed",
