@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 _encode: Any = None
@@ -23,4 +22,6 @@ def canonical_json(value: Any) -> str:
 
 def canonical_hash(value: Any) -> str:
     """The SHA-256 (hex) of :func:`canonical_json`; key order and whitespace never change it."""
+    import hashlib
+
     return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()

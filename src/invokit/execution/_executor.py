@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import secrets
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from difflib import get_close_matches
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ import anyio
 
 from invokit._calls import ToolCall, ToolResult, new_error_result
 from invokit._canonical import canonical_hash
+from invokit._ids import new_id
 from invokit._spec import OutputLimit, ToolSpec
 from invokit.exceptions import (
     ApprovalAlreadyUsed,
@@ -76,6 +75,8 @@ class _Prepared:
     direct: Callable[..., Any] | None = None
     """The async function to await instead of ``tool.invoke`` (a plain ``@tool``)."""
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    lean: bool = False
+    """``direct``, and no permission requests to ask for: the executor skips the context."""
 
 
 class Executor:
@@ -167,6 +168,7 @@ class Executor:
             shortcut = inner.direct()
             if shortcut is not None:
                 prepared.direct, prepared.convert = shortcut
+                prepared.lean = not inner.declares_permissions
         self._prepared[name] = prepared
         return prepared
 
@@ -178,6 +180,8 @@ class Executor:
 
     def _not_found(self, call: ToolCall) -> str:
         available = [spec.name for spec in self.registry.specs()]
+        from difflib import get_close_matches
+
         close = get_close_matches(call.name, available, n=1)
         listed = ", ".join(available) if available else "(none)"
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -205,6 +209,15 @@ class Executor:
             return self._failed(call, start, "invalid_arguments", str(exc), data=_issues(exc))
         if "validated" in self._sinks_for:
             self._emit("validated", call, {"arguments": args})
+        if prepared.lean and on_progress is None and not self._before:
+            # A plain async @tool with nothing to preflight: no context to build, no requests.
+            decision = prepared.policy.decide(args, ())
+            if decision.verdict == "allow":
+                if "decided" in self._sinks_for:
+                    self._emit("decided", call, _decision_data(decision))
+                return await self._run(
+                    prepared, call, args, None, start, approved=None, decision=decision
+                )
         ctx = ToolContext(
             call, resources=self.resources, on_progress=self._progress(call, on_progress)
         )
@@ -251,29 +264,32 @@ class Executor:
         prepared: _Prepared,
         call: ToolCall,
         args: dict[str, Any],
-        ctx: ToolContext,
+        ctx: ToolContext | None,
         start: float,
         *,
         approved: ApprovalRequest | None,
         decision: Decision | None,
         rewritten: bool = False,
     ) -> Outcome:
+        """Hooks, then the tool, then limits. ``ctx`` is ``None`` only on the lean path (a plain
+        async function that never sees a context)."""
         tool = prepared.tool
         if self._before and not rewritten:
+            if ctx is None:
+                ctx = ToolContext(call, resources=self.resources)
             outcome = await self._before_hooks(prepared, call, args, ctx, start, approved)
             if outcome is not None:
                 return outcome
         if tool.external:
-            interrupt = ExternalCall(
-                id="ext_" + secrets.token_urlsafe(12), call=call, arguments=args
-            )
+            interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
             return self._interrupted(interrupt)
         if "started" in self._sinks_for:
             self._emit("started", call, {})
         try:
-            ctx.bind_policy(
-                prepared.policy, args, decision.verdict if decision is not None else "ask"
-            )
+            if ctx is not None:
+                ctx.bind_policy(
+                    prepared.policy, args, decision.verdict if decision is not None else "ask"
+                )
             if not tool._ready:
                 await tool.ensure_setup()
             direct = prepared.direct
@@ -281,10 +297,13 @@ class Executor:
                 convert = prepared.convert
                 coro = direct(**(convert(args) if convert is not None else args))
             else:
+                if ctx is None:
+                    ctx = ToolContext(call, resources=self.resources)
                 coro = tool.invoke(args, ctx)
             value, timed_out = await run_with_timeout(coro, prepared.timeout)
             if timed_out:
-                ctx.cancel()
+                if ctx is not None:
+                    ctx.cancel()
                 result = ToolResult.failure(
                     call,
                     "timeout",
@@ -295,7 +314,7 @@ class Executor:
                 result = value_to_result(call, value)
         except AuthRequired as exc:
             auth = AuthorizationRequired(
-                id="auth_" + secrets.token_urlsafe(12),
+                id=new_id("auth_", 12),
                 call=call,
                 arguments=args,
                 provider=exc.provider,
@@ -307,7 +326,8 @@ class Executor:
             result = error_to_result(call, exc)
         except BaseException:
             # Cancellation is recorded, then propagates: never swallowed.
-            ctx.cancel()
+            if ctx is not None:
+                ctx.cancel()
             if "failed" in self._sinks_for:
                 self._emit(
                     "failed", call, {"kind": "cancelled", "arguments": args, "is_error": True}
@@ -496,7 +516,7 @@ class Executor:
 
         now = time.time()
         request = ApprovalRequest(
-            id="apr_" + secrets.token_urlsafe(16),
+            id=new_id("apr_", 16),
             call=call,
             tool=prepared.spec.name,
             spec_fingerprint=prepared.spec.fingerprint,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from invokit._calls import JsonPart, TextPart, ToolResult
+from invokit._ids import new_id
 from invokit._spec import OutputLimit
 from invokit.exceptions import ToolFailed
 from invokit.tools._function import FunctionTool, tool
@@ -39,7 +39,7 @@ class ArtifactStore:
         self._items: OrderedDict[str, str] = OrderedDict()
 
     def put(self, text: str) -> str:
-        handle = "art_" + secrets.token_urlsafe(12)
+        handle = new_id("art_", 12)
         self._items[handle] = text
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)

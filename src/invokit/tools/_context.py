@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -116,6 +115,8 @@ class ToolContext:
         to payment or ticket APIs so a side effect happens once."""
         if self._key is None:
             seed = f"{self.session_id or ''}\x00{self.call_id}\x00{self.tool_name}"
+            import hashlib
+
             self._key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self._key
 

@@ -150,6 +150,11 @@ class FunctionTool(Tool):
         # abandoned (Python cannot stop it); ctx.cancelled tells it to stop.
         return await run_in_thread(functools.partial(self.fn, **kwargs))
 
+    @property
+    def declares_permissions(self) -> bool:
+        """Whether calls declare permission requests (a ``permissions=`` function was given)."""
+        return self._permissions is not None
+
     def direct(
         self,
     ) -> tuple[Callable[..., Any], Callable[[dict[str, Any]], dict[str, Any]] | None] | None:
