@@ -16,9 +16,7 @@ serve: install
 install: system-deps $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
-	  { echo "invokit needs Python >= 3.11 (found: $$($(PYTHON) --version))"; exit 1; }
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@bash scripts/make-venv.sh $(PYTHON) $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
