@@ -18,8 +18,10 @@ from invokit._calls import ImagePart, ResourceLink, ToolCall, ToolResult
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
 from invokit.cli._options import (
     AllowShellOption,
+    ArgsJsonOption,
     ConfigOption,
     JsonOption,
+    PairsArgument,
     PolicyOption,
     RootOption,
     options,
@@ -154,14 +156,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def call(
         name: Annotated[str, typer.Argument(help="The tool to call, e.g. fs.read.")],
-        pairs: Annotated[
-            Optional[list[str]],  # noqa: UP045
-            typer.Argument(help="Arguments as key=value (or key:=JSON).", show_default=False),
-        ] = None,
-        args_json: Annotated[
-            Optional[str],  # noqa: UP045
-            typer.Option("--args", help="The arguments as one JSON object."),
-        ] = None,
+        pairs: PairsArgument = None,
+        args_json: ArgsJsonOption = None,
         ask: Annotated[
             Optional[bool],  # noqa: UP045
             typer.Option(

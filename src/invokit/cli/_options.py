@@ -39,6 +39,14 @@ AllowShellOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON for scripts.")]
+PairsArgument = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Argument(help="Arguments as key=value (or key:=JSON).", show_default=False),
+]
+ArgsJsonOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--args", help="The arguments as one JSON object."),
+]
 
 
 def options(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -11,8 +11,10 @@ from invokit._calls import ToolCall
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
 from invokit.cli._options import (
     AllowShellOption,
+    ArgsJsonOption,
     ConfigOption,
     JsonOption,
+    PairsArgument,
     PolicyOption,
     RootOption,
     options,
@@ -68,14 +70,8 @@ def register(app: typer.Typer) -> None:
     @group.command()
     def explain(
         name: Annotated[str, typer.Argument(help="The tool, e.g. fs.write.")],
-        pairs: Annotated[
-            Optional[list[str]],  # noqa: UP045
-            typer.Argument(help="Arguments as key=value (or key:=JSON).", show_default=False),
-        ] = None,
-        args_json: Annotated[
-            Optional[str],  # noqa: UP045
-            typer.Option("--args", help="The arguments as one JSON object."),
-        ] = None,
+        pairs: PairsArgument = None,
+        args_json: ArgsJsonOption = None,
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,
