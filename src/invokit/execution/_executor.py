@@ -7,37 +7,30 @@ where asked, approved. Every failure becomes a result the model can read.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from invokit._calls import ToolCall, ToolResult, new_error_result
-from invokit._canonical import canonical_hash
 from invokit._ids import new_id
-from invokit._spec import OutputLimit, ToolSpec
 from invokit.exceptions import (
-    ApprovalAlreadyUsed,
-    ApprovalError,
-    ApprovalExpired,
     ArgumentsError,
     AuthRequired,
 )
+from invokit.execution import _approving
 from invokit.execution._events import ALL_EVENT_TYPES, Event, EventSink, EventType
-from invokit.execution._hooks import Halt, Rewrite, Skip
+from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_with_timeout
 from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
 from invokit.execution._normalize import error_to_result, value_to_result
 from invokit.execution._outcomes import (
     ApprovalRequired,
     AuthorizationRequired,
-    Completed,
     ExternalCall,
     Failed,
     Interrupt,
@@ -47,36 +40,26 @@ from invokit.execution._outcomes import (
     failed,
     interrupt_from_dict,
 )
-from invokit.permissions._requests import PermissionRequest, request_to_dict
+from invokit.execution._prepared import Prepared
+from invokit.execution._records import (
+    argument_issues,
+    completed_data,
+    decision_data,
+    denied_message,
+    shown,
+)
+from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
 from invokit.registry._view import RenamedTool
-from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
 from invokit.tools._function import FunctionTool
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
-    from invokit.permissions import Decision, Policy, ToolPolicy
+    from invokit.permissions import Decision, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision"]]
-
-
-@dataclass(slots=True)
-class _Prepared:
-    """Everything about one tool the hot path needs, computed once per spec."""
-
-    tool: Tool
-    spec: ToolSpec
-    validator: ArgumentValidator
-    policy: ToolPolicy
-    timeout: float
-    limit: OutputLimit
-    direct: Callable[..., Any] | None = None
-    """The async function to await instead of ``tool.invoke`` (a plain ``@tool``)."""
-    convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    lean: bool = False
-    """``direct``, and no permission requests to ask for: the executor skips the context."""
 
 
 class Executor:
@@ -134,7 +117,7 @@ class Executor:
             if wanted:
                 self._sinks_for[kind] = wanted
         self.resources = resources
-        self._prepared: dict[str, _Prepared] = {}
+        self._prepared: dict[str, Prepared] = {}
         self._interrupts: dict[str, Interrupt] = {}
         self._always: tuple[str, ...] = ()
         self._policy = self.policy
@@ -150,12 +133,12 @@ class Executor:
 
     # -- lookup -----------------------------------------------------------------------
 
-    def _prepare(self, name: str) -> _Prepared | None:
+    def _prepare(self, name: str) -> Prepared | None:
         found = self.registry.get(name)
         spec = found.current_spec() if found is not None else None
         if found is None or spec is None:
             return None
-        prepared = _Prepared(
+        prepared = Prepared(
             tool=found,
             spec=spec,
             validator=found.validator,
@@ -172,7 +155,7 @@ class Executor:
         self._prepared[name] = prepared
         return prepared
 
-    def _lookup(self, name: str) -> _Prepared | None:
+    def _lookup(self, name: str) -> Prepared | None:
         prepared = self._prepared.get(name)
         if prepared is None or prepared.tool.current_spec() is not prepared.spec:
             prepared = self._prepare(name)
@@ -195,7 +178,7 @@ class Executor:
         """Run one call through every step; only a bug in invokit raises."""
         start = perf_counter()
         if "received" in self._sinks_for:
-            self._emit("received", call, {"arguments": _shown(call.arguments)})
+            self._emit("received", call, {"arguments": shown(call.arguments)})
         if type(call.name) is not str:
             return self._failed(
                 call, start, "not_found", f"A tool name must be text, not {call.name!r}."
@@ -206,7 +189,9 @@ class Executor:
         try:
             args = prepared.validator(call.arguments)
         except ArgumentsError as exc:
-            return self._failed(call, start, "invalid_arguments", str(exc), data=_issues(exc))
+            return self._failed(
+                call, start, "invalid_arguments", str(exc), data=argument_issues(exc)
+            )
         if "validated" in self._sinks_for:
             self._emit("validated", call, {"arguments": args})
         if prepared.lean and on_progress is None and not self._before:
@@ -214,7 +199,7 @@ class Executor:
             decision = prepared.policy.decide(args, ())
             if decision.verdict == "allow":
                 if "decided" in self._sinks_for:
-                    self._emit("decided", call, _decision_data(decision))
+                    self._emit("decided", call, decision_data(decision))
                 return await self._run(
                     prepared, call, args, None, start, approved=None, decision=decision
                 )
@@ -225,7 +210,7 @@ class Executor:
 
     async def _guarded(
         self,
-        prepared: _Prepared,
+        prepared: Prepared,
         call: ToolCall,
         args: dict[str, Any],
         ctx: ToolContext,
@@ -243,16 +228,18 @@ class Executor:
             )
         decision = prepared.policy.decide(args, requests)
         if "decided" in self._sinks_for:
-            self._emit("decided", call, _decision_data(decision))
+            self._emit("decided", call, decision_data(decision))
         verdict = decision.verdict
         if verdict == "deny":
             return self._failed(
-                call, start, "denied", _denied_message(call, decision), data={"rule": decision.rule}
+                call, start, "denied", denied_message(call, decision), data={"rule": decision.rule}
             )
         if verdict == "ask" and approved is None:
-            granted = await self._standing_grant(prepared, call, args, decision)
+            granted = await _approving.standing_grant(self, prepared, call, args, decision)
             if granted is None:
-                return await self._ask(prepared, call, args, requests, decision, ctx, start)
+                return await _approving.ask(
+                    self, prepared, call, args, requests, decision, ctx, start
+                )
             if not isinstance(granted, bool):
                 approved = granted
         return await self._run(
@@ -261,7 +248,7 @@ class Executor:
 
     async def _run(
         self,
-        prepared: _Prepared,
+        prepared: Prepared,
         call: ToolCall,
         args: dict[str, Any],
         ctx: ToolContext | None,
@@ -277,7 +264,7 @@ class Executor:
         if self._before and not rewritten:
             if ctx is None:
                 ctx = ToolContext(call, resources=self.resources)
-            outcome = await self._before_hooks(prepared, call, args, ctx, start, approved)
+            outcome = await run_before_hooks(self, prepared, call, args, ctx, start, approved)
             if outcome is not None:
                 return outcome
         if tool.external:
@@ -354,210 +341,8 @@ class Executor:
         else:
             result = replace(result, duration=perf_counter() - start)
         if "completed" in self._sinks_for:
-            self._emit("completed", call, _completed_data(result, args, decision, approved))
+            self._emit("completed", call, completed_data(result, args, decision, approved))
         return completed(result)
-
-    async def _before_hooks(
-        self,
-        prepared: _Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext,
-        start: float,
-        approved: ApprovalRequest | None,
-    ) -> Outcome | None:
-        current = args
-        for hook in self._before:
-            try:
-                # Each hook gets its own copy: a hook that edits in place without returning
-                # Rewrite must not slip changed arguments past validation and policy.
-                action = await hook.before_call(call, copy.deepcopy(current), prepared.spec)
-            except Exception as exc:
-                return self._failed(
-                    call, start, "hook_failed", f"A before_call hook failed: {exc!r}"
-                )
-            if isinstance(action, Halt):
-                return self._failed(call, start, "halted", action.reason)
-            if isinstance(action, Skip):
-                result = replace(
-                    action.result, call_id=call.id, name=call.name, duration=perf_counter() - start
-                )
-                if "completed" in self._sinks_for:
-                    self._emit(
-                        "completed",
-                        call,
-                        {**_completed_data(result, current, None, approved), "skipped": True},
-                    )
-                return Completed(result)
-            if isinstance(action, Rewrite):
-                current = copy.deepcopy(action.arguments)
-        if current == args:
-            return None
-        # Guards see what will really run: rewritten arguments are validated and decided again.
-        checked = self._recheck(prepared, call, current, ctx, start, "A hook rewrote the arguments")
-        if isinstance(checked, Failed):
-            return checked
-        current, requests, decision = checked
-        if decision.verdict == "ask" and not (
-            approved is not None and approved.arguments == current
-        ):
-            granted = await self._standing_grant(prepared, call, current, decision)
-            if granted is None:
-                return await self._ask(prepared, call, current, requests, decision, ctx, start)
-        return await self._run(
-            prepared,
-            call,
-            current,
-            ctx,
-            start,
-            approved=approved,
-            decision=decision,
-            rewritten=True,
-        )
-
-    # -- approvals --------------------------------------------------------------------
-
-    async def _refresh_standing_rules(self) -> bool:
-        """Load "approve always" rules recorded in the store (maybe by another process);
-        True when they changed, so decisions must be made again."""
-        rules = tuple(await self.approvals.always_rules())
-        if rules == self._always:
-            return False
-        self._always = rules
-        self._policy = self.policy.with_rules(extra_allow=rules) if rules else self.policy
-        self._prepared.clear()
-        return True
-
-    async def _standing_grant(
-        self, prepared: _Prepared, call: ToolCall, args: dict[str, Any], decision: Decision
-    ) -> ApprovalRequest | bool | None:
-        """An approval that already covers this call: a session grant, an "always" rule, or a
-        request a person approved elsewhere for exactly this call (consumed now)."""
-        spec = prepared.spec
-        try:
-            if await self._refresh_standing_rules():
-                fresh = self._lookup(call.name)
-                if fresh is not None:
-                    again = fresh.policy.decide(
-                        args, tuple(fresh.tool.permissions(args, ToolContext(call)))
-                    )
-                    if again.verdict == "allow":
-                        return True
-            if call.session_id is not None and await self.approvals.has_session_grant(
-                call.session_id, spec.name, spec.fingerprint
-            ):
-                return True
-            request = await self.approvals.find_approved(
-                spec.name, spec.fingerprint, canonical_hash(args), call.session_id
-            )
-            if request is None:
-                return None
-            pending = await self.approvals.get(request.id)
-            edited = pending.decision.arguments if pending.decision is not None else None
-            if edited is not None and canonical_hash(edited) != canonical_hash(args):
-                # The person approved other arguments: only resume() may run those.
-                return None
-            record = await self.approvals.consume(request.id)
-            self._emit_resolved(call, record.request, record.decision, consumed=True)
-            if record.decision is not None:
-                await self._remember_scope(prepared, record.request, record.decision.scope)
-            return record.request
-        except ApprovalError:
-            return None
-
-    async def _remember_scope(
-        self, prepared: _Prepared, request: ApprovalRequest, scope: str
-    ) -> None:
-        """Record what a wider approval covers: the tool version for the session, or standing
-        rules for exactly what was approved ("always"). A failure to record leaves the approval
-        a one-time one (with a warning); it never fails the call that was approved."""
-        try:
-            await self._record_scope(prepared, request, scope)
-        except Exception as exc:
-            warnings.warn(
-                f"approval {request.id}: its {scope!r} scope could not be recorded: {exc!r}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-
-    async def _record_scope(
-        self, prepared: _Prepared, request: ApprovalRequest, scope: str
-    ) -> None:
-        session_id = request.call.session_id
-        if scope == "session" and session_id is not None:
-            await self.approvals.grant_session(
-                session_id, prepared.spec.name, prepared.spec.fingerprint
-            )
-        elif scope == "always":
-            rules = _standing_rules_for(prepared.spec, request)
-            if rules is None:
-                # No rule says exactly what was approved: it stays a one-time approval.
-                warnings.warn(
-                    f"approval {request.id}: no exact rule covers this call; approved once only",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                return
-            for rule in rules:
-                await self.approvals.add_always_rule(rule)
-            await self._refresh_standing_rules()
-
-    async def _ask(
-        self,
-        prepared: _Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        requests: tuple[PermissionRequest, ...],
-        decision: Decision,
-        ctx: ToolContext,
-        start: float,
-    ) -> Outcome:
-        from invokit.approvals import ApprovalRequest
-
-        now = time.time()
-        request = ApprovalRequest(
-            id=new_id("apr_", 16),
-            call=call,
-            tool=prepared.spec.name,
-            spec_fingerprint=prepared.spec.fingerprint,
-            arguments=args,
-            arguments_hash=canonical_hash(args),
-            requests=requests,
-            reason=decision.reason,
-            rule=decision.rule,
-            session_id=call.session_id,
-            created_at=now,
-            expires_at=now + self.limits.approval_ttl,
-        )
-        try:
-            await self.approvals.put(request)
-        except Exception as exc:  # no store, no approval: refuse rather than run
-            return self._failed(
-                call, start, "approval_unavailable", f"Approval could not be recorded: {exc!r}"
-            )
-        if "approval_requested" in self._sinks_for:
-            self._emit(
-                "approval_requested",
-                call,
-                {
-                    "id": request.id,
-                    "arguments": args,
-                    "requests": [request_to_dict(r) for r in requests],
-                    "reason": decision.reason,
-                    "rule": decision.rule,
-                },
-            )
-        if self.approver is None:
-            return self._interrupted(ApprovalRequired(request=request))
-        try:
-            answer = await self.approver(request)
-        except Exception as exc:  # an approver that fails never approves
-            from invokit.approvals import ApprovalDecision
-
-            answer = ApprovalDecision(
-                approved=False, reason=f"the approver failed: {exc!r}", by="executor"
-            )
-        return await self._decide_request(request.id, answer, ctx=ctx, start=start)
 
     async def resume(
         self,
@@ -583,11 +368,11 @@ class Executor:
         if isinstance(interrupt, Mapping):
             interrupt = interrupt_from_dict(dict(interrupt))
         if isinstance(interrupt, AuthorizationRequired | ExternalCall):
-            return await self._resume_other(interrupt, credentials, result, on_progress)
+            return await _approving.resume_other(self, interrupt, credentials, result, on_progress)
         approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
         if approval_id in self._interrupts and not approval_id.startswith("apr_"):
-            return await self._resume_other(
-                self._interrupts[approval_id], credentials, result, on_progress
+            return await _approving.resume_other(
+                self, self._interrupts[approval_id], credentials, result, on_progress
             )
         from invokit.approvals import ApprovalDecision
 
@@ -601,104 +386,13 @@ class Executor:
                 by=by,
                 credentials=dict(credentials) if credentials is not None else None,
             )
-        return await self._decide_request(
-            approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
+        return await _approving.decide_request(
+            self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
-
-    async def _decide_request(
-        self,
-        approval_id: str,
-        answer: ApprovalDecision | None,
-        *,
-        ctx: ToolContext | None,
-        start: float,
-        on_progress: ProgressCallback | None = None,
-    ) -> Outcome:
-        record = await self.approvals.get(approval_id)
-        request = record.request
-        call = request.call
-        if record.status == "expired":
-            return self._failed(
-                call,
-                start,
-                "approval_expired",
-                f"The approval request {approval_id} expired; nothing ran. Call again.",
-            )
-        if record.status == "consumed":
-            raise ApprovalAlreadyUsed(
-                approval_id, "it was used already; an approval runs its call once"
-            )
-        if answer is not None and record.status == "pending":
-            try:
-                record = await self.approvals.resolve(approval_id, answer)
-            except ApprovalExpired:
-                return self._failed(
-                    call, start, "approval_expired", f"The approval request {approval_id} expired."
-                )
-            self._emit_resolved(call, request, answer)
-        decision = record.decision
-        if record.status == "pending" or decision is None:
-            return self._interrupted(ApprovalRequired(request=request))
-        if not decision.approved:
-            why = decision.reason or "no reason given"
-            return self._failed(
-                call,
-                start,
-                "approval_denied",
-                f"A person denied this call of {request.tool!r}: {why}",
-            )
-        prepared = self._lookup(request.tool)
-        if prepared is None or prepared.spec.fingerprint != request.spec_fingerprint:
-            return self._failed(
-                call,
-                start,
-                "approval_mismatch",
-                f"The tool {request.tool!r} changed or disappeared since the approval was asked; nothing ran. "
-                "Call it again.",
-            )
-        args = request.arguments
-        if ctx is None or decision.credentials:
-            ctx = ToolContext(
-                call,
-                resources=self.resources,
-                credentials=decision.credentials,
-                on_progress=self._progress(call, on_progress),
-            )
-        if decision.arguments is not None:
-            refused = self._check_edit(prepared, call, decision.arguments, ctx, start)
-            if isinstance(refused, Failed):
-                # The approval is used up: it must not later run the original arguments.
-                with contextlib.suppress(ApprovalError):
-                    await self.approvals.consume(approval_id)
-                return refused
-            args = refused
-        try:
-            consumed = await self.approvals.consume(approval_id)
-        except ApprovalAlreadyUsed:
-            raise
-        except ApprovalError as exc:
-            return self._failed(
-                call, start, "approval_expired", f"The approval cannot be used: {exc.detail}"
-            )
-        approved = replace(consumed.request, arguments=args)
-        await self._remember_scope(prepared, request, decision.scope)
-        return await self._run(prepared, call, args, ctx, start, approved=approved, decision=None)
-
-    def _check_edit(
-        self,
-        prepared: _Prepared,
-        call: ToolCall,
-        edited: Mapping[str, Any],
-        ctx: ToolContext,
-        start: float,
-    ) -> dict[str, Any] | Failed:
-        """Edited arguments, validated and decided again (a deny rule still wins)."""
-        checked = self._recheck(prepared, call, edited, ctx, start, "The edited arguments")
-        return checked if isinstance(checked, Failed) else checked[0]
 
     def _recheck(
         self,
-        prepared: _Prepared,
+        prepared: Prepared,
         call: ToolCall,
         arguments: Mapping[str, Any],
         ctx: ToolContext,
@@ -719,43 +413,8 @@ class Executor:
             )
         decision = prepared.policy.decide(args, requests)
         if decision.verdict == "deny":
-            return self._failed(call, start, "denied", _denied_message(call, decision))
+            return self._failed(call, start, "denied", denied_message(call, decision))
         return args, requests, decision
-
-    async def _resume_other(
-        self,
-        interrupt: Interrupt,
-        credentials: Mapping[str, Any] | None,
-        result: Any,
-        on_progress: ProgressCallback | None,
-    ) -> Outcome:
-        start = perf_counter()
-        call = interrupt.call
-        self._interrupts.pop(interrupt.id, None)
-        if isinstance(interrupt, ExternalCall):
-            outcome = value_to_result(call, result)
-            outcome = replace(outcome, duration=perf_counter() - start)
-            if "completed" in self._sinks_for:
-                self._emit(
-                    "completed", call, _completed_data(outcome, interrupt.arguments, None, None)
-                )
-            return Completed(outcome)
-        prepared = self._lookup(call.name)
-        if prepared is None:
-            return self._failed(call, start, "not_found", self._not_found(call))
-        if credentials is None:
-            return self._interrupted(interrupt)
-        ctx = ToolContext(
-            call,
-            resources=self.resources,
-            credentials=credentials,
-            on_progress=self._progress(call, on_progress),
-        )
-        assert isinstance(interrupt, AuthorizationRequired)
-        # Policy is checked again: it may have changed while the call waited.
-        return await self._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
-
-    # -- batches and streams -------------------------------------------------------------
 
     async def execute_many(
         self,
@@ -828,7 +487,7 @@ class Executor:
                     "kind": kind,
                     "message": message,
                     "is_error": True,
-                    "arguments": _shown(call.arguments),
+                    "arguments": shown(call.arguments),
                 },
             )
         return failed(result)
@@ -839,29 +498,6 @@ class Executor:
         if "interrupted" in self._sinks_for:
             self._emit("interrupted", interrupt.call, {"kind": interrupt.kind, "id": interrupt.id})
         return Interrupted(interrupt)
-
-    def _emit_resolved(
-        self,
-        call: ToolCall,
-        request: ApprovalRequest,
-        answer: ApprovalDecision | None,
-        consumed: bool = False,
-    ) -> None:
-        if "approval_resolved" not in self._sinks_for or answer is None:
-            return
-        self._emit(
-            "approval_resolved",
-            call,
-            {
-                "id": request.id,
-                "approved": answer.approved,
-                "scope": answer.scope,
-                "by": answer.by,
-                "reason": answer.reason,
-                "edited_arguments": answer.arguments,
-                "consumed_by_retry": consumed,
-            },
-        )
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
         event = Event(
@@ -898,72 +534,3 @@ class Executor:
                 await downstream(progress)
 
         return report
-
-
-def _standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
-    """The "approve always" rules for exactly what a person approved, or ``None`` when no rule
-    can say it exactly (words or paths with surrounding spaces, a rule that does not read back
-    or does not cover the call)."""
-    from invokit.exceptions import PolicyError
-    from invokit.permissions import Policy, ShellExec, rule_for
-
-    for item in request.requests:
-        words = item.argv if isinstance(item, ShellExec) else (item.target(),)
-        if any(not word or word != word.strip() for word in words):
-            return None
-    rules = [rule_for(spec.name, r) for r in request.requests] or [rule_for(spec.name)]
-    try:
-        standing = Policy(default="deny", extra_allow=rules)
-    except PolicyError:
-        return None
-    if standing.decide(spec, request.arguments, request.requests).verdict != "allow":
-        return None
-    return rules
-
-
-def _denied_message(call: ToolCall, decision: Decision) -> str:
-    why = decision.reason or "the policy denies it"
-    rule = f" (rule {decision.rule!r})" if decision.rule and decision.rule not in why else ""
-    return f"Calling {call.name!r} is not allowed: {why}{rule}. Do not retry the same call."
-
-
-def _decision_data(decision: Decision) -> dict[str, Any]:
-    return {"verdict": decision.verdict, "reason": decision.reason, "rule": decision.rule}
-
-
-def _completed_data(
-    result: ToolResult,
-    args: dict[str, Any],
-    decision: Decision | None,
-    approved: ApprovalRequest | None,
-) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "arguments": args,
-        "is_error": result.is_error,
-        "duration": result.duration,
-        "truncated": result.truncated,
-    }
-    if result.error is not None:
-        data["kind"] = result.error.kind
-        data["message"] = result.error.message[:500]
-    if decision is not None:
-        data["verdict"] = decision.verdict
-        data["rule"] = decision.rule
-    if approved is not None:
-        data["approval_id"] = approved.id
-    return data
-
-
-def _issues(exc: ArgumentsError) -> dict[str, Any]:
-    return {
-        "issues": [
-            {"path": i.path, "message": i.message, "expected": i.expected, "actual": i.actual}
-            for i in exc.issues
-        ]
-    }
-
-
-def _shown(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        return arguments if len(arguments) <= 4096 else arguments[:4096] + "…"
-    return dict(arguments)

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+import copy
+from dataclasses import dataclass, replace
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
+from invokit.execution import _approving
+from invokit.execution._outcomes import Completed, Failed, Outcome
+from invokit.execution._prepared import Prepared
+from invokit.execution._records import completed_data
+from invokit.tools._context import ToolContext
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRequest
+    from invokit.execution._executor import Executor
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +66,61 @@ class Hook(Protocol):
     async def after_call(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
         """Return a replacement result, or ``None`` to keep it."""
         ...
+
+
+async def run_before_hooks(
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+    approved: ApprovalRequest | None,
+) -> Outcome | None:
+    current = args
+    for hook in ex._before:
+        try:
+            # Each hook gets its own copy: a hook that edits in place without returning
+            # Rewrite must not slip changed arguments past validation and policy.
+            action = await hook.before_call(call, copy.deepcopy(current), prepared.spec)
+        except Exception as exc:
+            return ex._failed(call, start, "hook_failed", f"A before_call hook failed: {exc!r}")
+        if isinstance(action, Halt):
+            return ex._failed(call, start, "halted", action.reason)
+        if isinstance(action, Skip):
+            result = replace(
+                action.result, call_id=call.id, name=call.name, duration=perf_counter() - start
+            )
+            if "completed" in ex._sinks_for:
+                ex._emit(
+                    "completed",
+                    call,
+                    {**completed_data(result, current, None, approved), "skipped": True},
+                )
+            return Completed(result)
+        if isinstance(action, Rewrite):
+            current = copy.deepcopy(action.arguments)
+    if current == args:
+        return None
+    # Guards see what will really run: rewritten arguments are validated and decided again.
+    checked = ex._recheck(prepared, call, current, ctx, start, "A hook rewrote the arguments")
+    if isinstance(checked, Failed):
+        return checked
+    current, requests, decision = checked
+    if decision.verdict == "ask" and not (approved is not None and approved.arguments == current):
+        granted = await _approving.standing_grant(ex, prepared, call, current, decision)
+        if granted is None:
+            return await _approving.ask(ex, prepared, call, current, requests, decision, ctx, start)
+    return await ex._run(
+        prepared,
+        call,
+        current,
+        ctx,
+        start,
+        approved=approved,
+        decision=decision,
+        rewritten=True,
+    )
+
+
+# -- approvals --------------------------------------------------------------------

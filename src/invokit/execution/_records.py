@@ -1,0 +1,60 @@
+"""The data the executor puts in events and failure results."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from invokit._calls import ToolCall, ToolResult
+from invokit.exceptions import ArgumentsError
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRequest
+    from invokit.permissions import Decision
+
+
+def denied_message(call: ToolCall, decision: Decision) -> str:
+    why = decision.reason or "the policy denies it"
+    rule = f" (rule {decision.rule!r})" if decision.rule and decision.rule not in why else ""
+    return f"Calling {call.name!r} is not allowed: {why}{rule}. Do not retry the same call."
+
+
+def decision_data(decision: Decision) -> dict[str, Any]:
+    return {"verdict": decision.verdict, "reason": decision.reason, "rule": decision.rule}
+
+
+def completed_data(
+    result: ToolResult,
+    args: dict[str, Any],
+    decision: Decision | None,
+    approved: ApprovalRequest | None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "arguments": args,
+        "is_error": result.is_error,
+        "duration": result.duration,
+        "truncated": result.truncated,
+    }
+    if result.error is not None:
+        data["kind"] = result.error.kind
+        data["message"] = result.error.message[:500]
+    if decision is not None:
+        data["verdict"] = decision.verdict
+        data["rule"] = decision.rule
+    if approved is not None:
+        data["approval_id"] = approved.id
+    return data
+
+
+def argument_issues(exc: ArgumentsError) -> dict[str, Any]:
+    return {
+        "issues": [
+            {"path": i.path, "message": i.message, "expected": i.expected, "actual": i.actual}
+            for i in exc.issues
+        ]
+    }
+
+
+def shown(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        return arguments if len(arguments) <= 4096 else arguments[:4096] + "…"
+    return dict(arguments)
