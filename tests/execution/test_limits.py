@@ -110,3 +110,17 @@ async def test_small_json_output_is_untouched() -> None:
     outcome = await Executor([small]).execute(ToolCall(id="1", name="small"))
     assert isinstance(outcome, Completed) and not outcome.result.truncated
     assert json.loads(outcome.result.text) == {"a": 1}
+
+
+@pytest.mark.parametrize("mode", ["clip", "head_tail", "spill"])
+@pytest.mark.parametrize("limit", [150, 300, 1000])
+async def test_cut_output_fits_the_limit_with_its_note(mode: str, limit: int) -> None:
+    """Whatever the mode and however small the limit, the text the model gets (output and the
+    note about the cut) stays within the limit, and spill still names its handle."""
+    executor = Executor([_big_tool(mode, limit)])
+    outcome = await executor.execute(ToolCall(id="1", name=f"big_{mode}"))
+    assert isinstance(outcome, Completed)
+    assert outcome.result.truncated
+    assert len(outcome.result.text) <= limit
+    if mode == "spill":
+        assert outcome.result.metadata["artifact"] in outcome.result.text

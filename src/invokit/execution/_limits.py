@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -129,21 +130,39 @@ def apply_output_limit(
             duration=result.duration,
             metadata={**result.metadata, "output_chars": size},
         )
+    budget = limit.max_chars
     if limit.mode == "spill" and artifacts is not None and result.name != READER_NAME:
         handle = artifacts.put(text)
-        head = text[: max(0, limit.max_chars - 300)]
-        note = (
-            f"\n[output cut: showing {len(head)} of {size} characters. "
-            f"Read the rest with {READER_NAME}(handle={handle!r}, offset={len(head)})]"
-        )
-        return _cut(result, head + note, size, artifact=handle)
+
+        def spilled(shown: int) -> str:
+            return (
+                f"\n[output cut: showing {shown} of {size} characters. "
+                f"Read the rest with {READER_NAME}(handle={handle!r}, offset={shown})]"
+            )
+
+        shown = _room(budget, spilled)
+        return _cut(result, text[:shown] + spilled(shown), size, artifact=handle)
     if limit.mode == "head_tail":
-        keep = max(0, limit.max_chars - 120)
-        head, tail = text[: keep // 2], text[size - (keep - keep // 2) :] if keep else ""
-        marker = f"\n[... {size - len(head) - len(tail)} characters cut of {size} ...]\n"
-        return _cut(result, head + marker + tail, size)
-    head = text[: max(0, limit.max_chars - 80)]
-    return _cut(result, head + f"\n[output cut: {len(head)} of {size} characters shown]", size)
+
+        def marker(kept: int) -> str:
+            return f"\n[... {size - kept} characters cut of {size} ...]\n"
+
+        kept = _room(budget, marker)
+        head, tail = text[: kept // 2], text[size - (kept - kept // 2) :] if kept else ""
+        return _cut(result, head + marker(kept) + tail, size)
+
+    def clipped(shown: int) -> str:
+        return f"\n[output cut: {shown} of {size} characters shown]"
+
+    shown = _room(budget, clipped)
+    return _cut(result, text[:shown] + clipped(shown), size)
+
+
+def _room(budget: int, note: Callable[[int], str]) -> int:
+    """How many characters of output fit in ``budget`` beside ``note`` (whose length depends
+    on that number); zero when the note alone fills it."""
+    room = max(0, budget - len(note(budget)))
+    return max(0, budget - len(note(room)))
 
 
 def _cut(result: ToolResult, text: str, size: int, artifact: str | None = None) -> ToolResult:
