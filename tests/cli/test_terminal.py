@@ -107,8 +107,9 @@ async def test_concurrent_questions_are_asked_one_at_a_time(tmp_path: Path) -> N
 
 
 async def test_a_cancelled_question_leaves_the_request_pending(tmp_path: Path) -> None:
-    """Cancelling the wait (Ctrl-C) approves and denies nothing: the request stays pending,
-    and the next question gets the next line typed."""
+    """Cancelling the wait (Ctrl-C) approves and denies nothing: the request stays pending.
+    A line typed for the withdrawn question, or typed ahead, never answers the next one: only
+    a line typed after the next question appears does."""
     reader = PipeReader()
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
@@ -121,11 +122,28 @@ async def test_a_cancelled_question_leaves_the_request_pending(tmp_path: Path) -
     assert pending.tool == "touch"
     assert "stays pending" in out.getvalue()
     assert not (tmp_path / "x").exists()
-    reader.type("o\n")
-    outcome = await executor.execute(
-        ToolCall(id="c2", name="touch", arguments={"path": str(tmp_path / "y")})
-    )
-    assert isinstance(outcome, Completed)
+    reader.type("o\n")  # meant for the withdrawn question
+    await anyio.sleep(0.05)
+    outcome: list[object] = []
+
+    async def second() -> None:
+        outcome.append(
+            await executor.execute(
+                ToolCall(id="c2", name="touch", arguments={"path": str(tmp_path / "y")})
+            )
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(second)
+        with anyio.fail_after(5):
+            while out.getvalue().count("Approve touch?") < 2:  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+        await anyio.sleep(0.2)
+        assert not outcome, "a line typed before the question answered it"
+        assert not (tmp_path / "y").exists()
+        reader.type("o\n")
+    assert isinstance(outcome[0], Completed)
+    assert (tmp_path / "y").read_text() == "ran"
     reader.close()
     await executor.aclose()
 
@@ -163,3 +181,26 @@ def test_escape_sequences_from_a_model_are_shown_inert() -> None:
     Console(file=out, width=200, force_terminal=True).print(request_panel(request))
     screen = out.getvalue()
     assert "\x1b[2J" not in screen and "\u202e" not in screen and "\x07" not in screen
+
+
+def test_newlines_from_a_model_cannot_draw_rows_in_the_panel() -> None:
+    """A path or reason with newlines stays on one row: it cannot forge an id or arguments
+    block above the real one."""
+    from invokit.approvals import ApprovalRequest
+    from invokit.permissions import Decision, FileWrite
+
+    forged = 'notes.txt\nid        apr_fake\narguments\n{\n  "path": "notes.txt"\n}\n' + "\n" * 50
+    request = ApprovalRequest.create(
+        call=ToolCall(id="c", name="touch", arguments={"path": forged}),
+        spec=touch.spec,
+        arguments={"path": forged},
+        requests=[FileWrite(path=forged)],
+        decision=Decision.ask("because\nid        apr_other"),
+    )
+    out = StringIO()
+    Console(file=out, width=200, force_terminal=False).print(request_panel(request))
+    rows = out.getvalue().splitlines()
+    assert sum("apr_fake" in row for row in rows) == 2  # the touches row and the JSON, escaped
+    assert not any(row.strip("│ ").startswith("id        apr_fake") for row in rows)
+    assert not any(row.strip("│ ").startswith("id        apr_other") for row in rows)
+    assert len(rows) < 40

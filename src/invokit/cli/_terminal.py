@@ -12,6 +12,7 @@ import contextlib
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,37 +33,57 @@ if TYPE_CHECKING:
 class LineReader:
     """Reads lines from a blocking ``readline`` in a daemon thread, one read at a time.
 
-    A read that was waited for and then abandoned (its waiter cancelled) is not lost: the
-    next :meth:`read` takes its line. A daemon thread never keeps the process alive.
+    Every line keeps the time it was finished. A reader asked for a line typed after a given
+    moment throws older lines away: a line typed ahead, or typed for a question that was
+    withdrawn (its call cancelled), never answers the next question. A daemon thread never
+    keeps the process alive.
     """
 
     def __init__(self, readline: Callable[[], str] | None = None) -> None:
         self._readline = readline or (lambda: sys.stdin.readline())
-        self._pending: tuple[anyio.Event, list[str]] | None = None
+        self._pending: tuple[anyio.Event, list[tuple[str, float]]] | None = None
 
-    async def read(self) -> str | None:
-        """The next line without its newline; ``None`` at end of input."""
-        if self._pending is None:
-            done = anyio.Event()
-            box: list[str] = []
-            token = anyio.lowlevel.current_token()
+    async def read(self, not_before: float | None = None) -> str | None:
+        """The next line finished at or after ``not_before`` (``time.monotonic()``), without its
+        newline; ``None`` at end of input."""
+        while True:
+            if self._pending is None:
+                done = anyio.Event()
+                box: list[tuple[str, float]] = []
+                token = anyio.lowlevel.current_token()
 
-            def work() -> None:
-                try:
-                    box.append(self._readline())
-                except Exception:  # a closed or broken terminal is the end of input
-                    box.append("")
-                # The event loop may have ended while we read: then nobody waits.
-                with contextlib.suppress(Exception):
-                    anyio.from_thread.run_sync(done.set, token=token)
+                def work(
+                    box: list[tuple[str, float]] = box,
+                    done: anyio.Event = done,
+                    token: anyio.lowlevel.EventLoopToken = token,
+                ) -> None:
+                    try:
+                        line = self._readline()
+                    except Exception:  # a closed or broken terminal is the end of input
+                        line = ""
+                    box.append((line, time.monotonic()))
+                    # The event loop may have ended while we read: then nobody waits.
+                    with contextlib.suppress(Exception):
+                        anyio.from_thread.run_sync(done.set, token=token)
 
-            self._pending = (done, box)
-            threading.Thread(target=work, name="invokit-terminal", daemon=True).start()
-        done, box = self._pending
-        await done.wait()
-        self._pending = None
-        line = box[0]
-        return None if line == "" else line.rstrip("\r\n")
+                self._pending = (done, box)
+                threading.Thread(target=work, name="invokit-terminal", daemon=True).start()
+            done, box = self._pending
+            await done.wait()
+            self._pending = None
+            line, finished = box[0]
+            if line == "":
+                return None
+            if not_before is None or finished >= not_before:
+                return line.rstrip("\r\n")
+            # Typed before the question was on screen: not an answer to it.
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """A model's text as one bounded row: newlines and tabs shown escaped, so it cannot draw
+    rows of its own inside the panel."""
+    flat = printable(text).replace("\n", "\\n").replace("\t", "\\t")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def request_panel(request: ApprovalRequest) -> Panel:
@@ -73,12 +94,12 @@ def request_panel(request: ApprovalRequest) -> Panel:
     rows.append("tool      ", style="dim")
     rows.append(request.tool + "\n", style="bold")
     rows.append("why       ", style="dim")
-    rows.append(printable(request.reason or "the policy asks") + "\n")
+    rows.append(_one_line(request.reason or "the policy asks") + "\n")
     for permission in request.requests:
         described = request_to_dict(permission)
         kind = described.pop("type", permission.kind)
         rows.append("touches   ", style="dim")
-        rows.append(printable(f"{kind} {permission.target()}") + "\n")
+        rows.append(_one_line(f"{kind} {permission.target()}") + "\n")
     rows.append("id        ", style="dim")
     rows.append(request.id)
     # ASCII-only JSON: every control character in a model's arguments is shown escaped.
@@ -145,6 +166,18 @@ class TerminalApprover:
                 raise
 
     async def _ask(self, prompt: str) -> str | None:
+        _drop_typeahead()
         self.console.print(Text(prompt, style="bold"), end="")
         self.console.file.flush()
-        return await self.reader.read()
+        return await self.reader.read(not_before=time.monotonic())
+
+
+def _drop_typeahead() -> None:
+    """Throw away what was typed at the terminal before the question appeared."""
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass  # not a terminal (tests, pipes): the time check in LineReader still applies
