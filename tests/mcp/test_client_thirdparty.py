@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from invokit import Completed, Executor, Failed, ImagePart, Policy, ToolCall
+from invokit import Completed, Executor, Failed, ImagePart, Interrupted, Policy, ToolCall
 from invokit.mcp import MCPToolset, PinStore
 from invokit.tools import Progress
 
@@ -20,6 +20,10 @@ pytestmark = pytest.mark.anyio
 
 NPM_CACHE = Path.home() / ".cache" / "invokit-tests" / "npm"
 EVERYTHING = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything"
+
+
+# The remote tools are the reference server's: this user chose to trust them.
+TRUSTED = Policy(allow=["ev.*"])
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +76,7 @@ async def test_lists_tools_prefixed_with_hints_mapped_back(everything: MCPToolse
 
 async def test_call_echo_through_the_executor(everything: MCPToolset) -> None:
     """A read-only remote tool runs through the executor under the default policy."""
-    executor = Executor(everything)
+    executor = Executor(everything, policy=TRUSTED)
     outcome = await executor.execute(
         ToolCall(id="1", name="ev.echo", arguments={"message": "hello"})
     )
@@ -84,7 +88,7 @@ async def test_structured_content_comes_back(everything: MCPToolset) -> None:
     """A tool with an output schema returns its structuredContent as the structured value."""
     spec = everything["ev.get-structured-content"].spec
     assert spec.output_schema is not None
-    executor = Executor(everything)
+    executor = Executor(everything, policy=TRUSTED)
     outcome = await executor.execute(
         ToolCall(id="1", name="ev.get-structured-content", arguments={"location": "Chicago"})
     )
@@ -95,7 +99,7 @@ async def test_structured_content_comes_back(everything: MCPToolset) -> None:
 
 async def test_progress_from_a_long_running_operation(everything: MCPToolset) -> None:
     """The server's progress notifications arrive as invokit Progress while the call runs."""
-    executor = Executor(everything)
+    executor = Executor(everything, policy=TRUSTED)
     seen: list[Progress] = []
     async for item in executor.stream(
         ToolCall(
@@ -115,7 +119,7 @@ async def test_progress_from_a_long_running_operation(everything: MCPToolset) ->
 
 async def test_image_content_becomes_an_image_part(everything: MCPToolset) -> None:
     """An image block from the server becomes an ImagePart."""
-    outcome = await Executor(everything).execute(
+    outcome = await Executor(everything, policy=TRUSTED).execute(
         ToolCall(id="1", name="ev.get-tiny-image", arguments={})
     )
     assert isinstance(outcome, Completed)
@@ -135,9 +139,21 @@ async def test_local_policy_governs_remote_tools(everything: MCPToolset) -> None
     assert not isinstance(asked, Completed)  # interrupted for approval; nothing ran
 
 
+async def test_remote_read_only_hints_do_not_allow_by_default(everything: MCPToolset) -> None:
+    """A remote tool that calls itself read-only still asks under the default policy: its
+    hints are the server's claims; an allow rule is the user's trust."""
+    echo = everything.get("ev.echo")
+    assert echo is not None
+    assert echo.spec.annotations.read_only is True
+    outcome = await Executor(everything).execute(
+        ToolCall(id="1", name="ev.echo", arguments={"message": "hi"})
+    )
+    assert isinstance(outcome, Interrupted)
+
+
 async def test_invalid_arguments_stop_locally(everything: MCPToolset) -> None:
     """Arguments that break the remote schema are refused before anything is sent."""
-    outcome = await Executor(everything).execute(
+    outcome = await Executor(everything, policy=TRUSTED).execute(
         ToolCall(id="1", name="ev.get-sum", arguments={"a": "one", "b": 2})
     )
     assert isinstance(outcome, Failed)

@@ -114,12 +114,14 @@ def test_object_result_without_schema_is_structured_unless_truncated() -> None:
 
 
 def test_remote_tool_becomes_a_spec_with_hints() -> None:
-    """An MCP tool maps back to a spec: description, schemas, hints, tags and category."""
+    """An MCP tool maps back to a spec: description, schemas and hints; the server's tags and
+    category are its claims, so they are kept where no policy rule selects by them."""
     remote = to_mcp_tool(_spec({"type": "object"}))
     spec = spec_from_mcp(remote, name="srv.fs.read")
     assert spec.name == "srv.fs.read"
     assert spec.description == "Read a file."
     assert spec.annotations == ToolAnnotations(read_only=True, open_world=False)
-    assert spec.tags == frozenset({"fs"})
-    assert spec.category == "filesystem"
+    assert spec.tags == frozenset({"mcp", "mcp:fs"})
+    assert spec.category is None
+    assert spec.metadata["mcp_category"] == "filesystem"
     assert spec.output_schema == {"type": "object"}

@@ -219,3 +219,18 @@ def test_package_exports_are_sorted_and_public() -> None:
     assert package.__all__ == sorted(package.__all__)
     assert Policy.__module__ == "invokit.permissions"
     assert Decision.__module__ == "invokit.permissions"
+
+
+def test_remote_read_only_hints_do_not_allow_mcp_calls() -> None:
+    """A read-only hint allows a local tool by default, but not a call to an MCP server: the
+    server's hints are its claims. An explicit rule, or a default of allow, still allows it."""
+    from invokit import ToolAnnotations, ToolSpec
+    from invokit.permissions import McpInvoke
+
+    spec = ToolSpec(name="gh.search", annotations=ToolAnnotations(read_only=True))
+    remote = (McpInvoke(server="gh", tool="search"),)
+    assert Policy().decide(spec, {}, ()).verdict == "allow"
+    assert Policy().decide(spec, {}, remote).verdict == "ask"
+    assert Policy(allow=["gh.*"]).decide(spec, {}, remote).verdict == "allow"
+    assert Policy(default="allow").decide(spec, {}, remote).verdict == "allow"
+    assert Policy().explain(spec, {}, remote).decision.verdict == "ask"

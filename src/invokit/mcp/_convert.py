@@ -174,13 +174,21 @@ def _path(parts: Any) -> str:
 
 
 def spec_from_mcp(tool: mcp_types.Tool, *, name: str | None = None) -> ToolSpec:
-    """An invokit spec for a remote MCP tool (``name`` overrides the tool's own)."""
+    """An invokit spec for a remote MCP tool (``name`` overrides the tool's own).
+
+    The server's own labels are its claims, and policy rules select tools by tag and category
+    (``tag:read & category:filesystem``). So a remote tool is tagged ``mcp``, its labels are
+    kept only under an ``mcp:`` prefix, and its category goes to the spec's metadata.
+    """
     hints = (
         tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
     )
     meta = tool.meta or {}
-    tags = meta.get(TAGS_META)
-    category = meta.get(CATEGORY_META)
+    remote_tags = meta.get(TAGS_META)
+    remote_category = meta.get(CATEGORY_META)
+    tags = {"mcp"}
+    if isinstance(remote_tags, list):
+        tags.update(f"mcp:{t}" for t in remote_tags if isinstance(t, str))
     input_schema = dict(tool.input_schema)
     input_schema.setdefault("type", "object")
     return ToolSpec(
@@ -189,10 +197,8 @@ def spec_from_mcp(tool: mcp_types.Tool, *, name: str | None = None) -> ToolSpec:
         input_schema=input_schema,
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         annotations=ToolAnnotations.from_mcp(hints),
-        tags=frozenset(t for t in tags if isinstance(t, str))
-        if isinstance(tags, list)
-        else frozenset(),
-        category=category if isinstance(category, str) else None,
+        tags=frozenset(tags),
+        metadata={"mcp_category": remote_category} if isinstance(remote_category, str) else {},
     )
 
 

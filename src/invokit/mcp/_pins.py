@@ -44,7 +44,15 @@ def remote_fingerprint(tool: Mapping[str, Any]) -> str:
     """
     seen = {
         key: tool.get(key)
-        for key in ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+        for key in (
+            "name",
+            "title",
+            "description",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+            "_meta",
+        )
     }
     return canonical_hash(seen)
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeAlias
 from invokit._spec import ToolSpec
 from invokit.exceptions import PolicyError
 from invokit.permissions._decision import RANK, Decision, Explanation, RuleMatch, Verdict
-from invokit.permissions._requests import PermissionRequest
+from invokit.permissions._requests import McpInvoke, PermissionRequest
 from invokit.permissions._rules import Rule, RuleSyntaxError, describe, parse_rule
 
 DefaultMode: TypeAlias = Literal["annotations", "ask", "deny", "allow"]
@@ -54,10 +54,12 @@ class ToolPolicy:
     __slots__ = (
         "_allow",
         "_ask",
+        "_by_hints",
         "_constant",
         "_default",
         "_deny",
         "_needs_approval",
+        "_remote_check",
         "_root",
         "_standing",
         "tool",
@@ -71,9 +73,13 @@ class ToolPolicy:
         self._ask = tuple(r for r in policy._ask if r.selects(spec))
         self._allow = tuple(r for r in policy._allow if r.selects(spec))
         self._default = _default(spec, policy.default)
+        self._by_hints = policy.default == "annotations"
         self._needs_approval = spec.annotations.needs_approval is True
         every = self._deny + self._standing + self._ask + self._allow
         self._constant: Decision | None = None
+        # A tool allowed only by its read-only hint must still look at McpInvoke requests:
+        # a remote server's hints do not allow its calls (see _subject).
+        self._remote_check = self._by_hints and self._default.verdict == "allow"
         if not any(rule.has_body for rule in every):
             # Nothing looks at arguments or requests: the answer is the same for every call.
             self._constant = self._subject({}, None, None)[0]
@@ -81,7 +87,9 @@ class ToolPolicy:
     def decide(self, args: Mapping[str, Any], requests: Sequence[PermissionRequest]) -> Decision:
         """The verdict on one call with these validated arguments and permission requests."""
         constant = self._constant
-        if constant is not None:
+        if constant is not None and not (
+            self._remote_check and any(type(r) is McpInvoke for r in requests)
+        ):
             return constant
         return self._evaluate(args, requests, None)[0]
 
@@ -171,6 +179,12 @@ class ToolPolicy:
         if found is not None:
             return found, False
         default = self._default
+        if isinstance(subject, McpInvoke) and default.verdict == "allow" and self._by_hints:
+            # A remote server's hints are its own claims: they do not allow a call by default.
+            return Decision.ask(
+                f"{self.tool} is a tool of MCP server {subject.server!r}; its read-only hint is "
+                "the server's claim, so calls need approval unless a rule allows them"
+            ), True
         if subject is not None and self._constant is None:
             # Say which request fell through, so a partial allow is understandable.
             on = f" ({describe(subject)})"
