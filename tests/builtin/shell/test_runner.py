@@ -110,3 +110,15 @@ async def test_missing_program_raises_os_error(tmp_path: Path) -> None:
     """A program that cannot be started raises OSError and leaves nothing behind."""
     with pytest.raises(OSError, match="No such file"):
         await _run([str(tmp_path / "missing")])
+
+
+async def test_background_job_that_wiped_its_environment_is_killed_after_exit() -> None:
+    """A background job that cleared its environment (no marker) but stayed in the command's
+    session, ignoring SIGTERM, with its output sent elsewhere, is still killed when the command
+    exits without a sandbox."""
+    duration = unique_duration()
+    script = f"env -i sh -c 'trap \"\" TERM HUP; sleep {duration}' >/dev/null 2>&1 & echo started"
+    with anyio.fail_after(5):
+        outcome = await _run(["sh", "-c", script])
+    assert outcome.stdout == b"started\n"
+    assert await wait_until_gone(set(sleepers(duration))) == set()

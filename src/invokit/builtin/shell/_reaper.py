@@ -3,9 +3,10 @@
 Without a PID namespace there is no single handle on a process tree: a child can leave the
 process group, call ``setsid``, and be reparented to init once its parent exits. So the command
 is started in its own session with a unique marker in its environment, and the reaper kills, in
-rounds until none are left, every process that is in that session or process group, descends
-from the command, or carries the marker. Only a process that both left the session and wiped its
-environment escapes; the tool says in its result that this weaker containment was used.
+rounds until none are left, every process that is in that session or process group (even after
+the command itself exited), descends from the command, or carries the marker. Only a process
+that both left the session and wiped its environment escapes; the tool says in its result that
+this weaker containment was used.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def kill_process_tree(leader: int, *, marker: str, leader_alive: bool) -> set[in
     needle = f"{MARKER_VARIABLE}={marker}".encode()
     own = os.getpid()
     for _ in range(_ROUNDS):
-        found = _find(leader if leader_alive else None, needle, own) - killed
+        found = _find(leader, leader_alive, needle, own) - killed
         if not found:
             break
         for pid in found:
@@ -58,17 +59,20 @@ def kill_process_tree(leader: int, *, marker: str, leader_alive: bool) -> set[in
     return killed
 
 
-def _find(leader: int | None, needle: bytes, own: int) -> set[int]:
-    """Processes of the run; ``leader`` (the root of the tree) only while it is alive."""
+def _find(leader: int, leader_alive: bool, needle: bytes, own: int) -> set[int]:
+    """Processes of the run: those carrying the marker, those in the leader's session or
+    process group, and their descendants (the leader's own only while it is alive)."""
     processes = {proc.pid: proc for proc in _processes() if proc.pid != own}
     chosen = {pid for pid in processes if _has_marker(pid, needle)}
+    # Linux never hands out a pid while it still names a session or a process group, so these
+    # match the run's processes even after the leader was reaped (a background job that wiped
+    # its environment but stayed in the session).
+    chosen |= {pid for pid, proc in processes.items() if leader in (proc.pgrp, proc.session)}
     # Descendants of anything chosen (a child that left the session but kept its parent).
     children: dict[int, list[int]] = {}
     for proc in processes.values():
         children.setdefault(proc.ppid, []).append(proc.pid)
-    if leader is not None:
-        chosen |= {pid for pid, proc in processes.items() if leader in (proc.pgrp, proc.session)}
-    stack = [*chosen] if leader is None else [leader, *chosen]
+    stack = [leader, *chosen] if leader_alive else [*chosen]
     while stack:
         for child in children.get(stack.pop(), ()):
             if child not in chosen:
