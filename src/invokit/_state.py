@@ -8,6 +8,7 @@ record who approved what, and must never sit inside a directory a tool may write
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,20 +31,47 @@ def state_dir(*, create: bool = True) -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) if missing; a directory created here gets mode 0700."""
+    """Create ``path`` (and parents) if missing, with mode 0700. An existing directory is used
+    as it is only if this user owns it and no one else can replace what is in it.
+
+    Raises:
+        PermissionError: the directory is a symlink, belongs to another user, or others may
+            write in it (without the sticky bit that stops them replacing our files).
+    """
+    if path.is_symlink():
+        raise PermissionError(f"{path} is a symbolic link; the state directory must be a real one")
     if not path.is_dir():
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # mkdir's mode is filtered by the umask; say it again so the result is exact.
-        path.chmod(0o700)
+        path.chmod(0o700)  # mkdir's mode is filtered by the umask: say it again
+        return path
+    info = os.stat(path)
+    _check_owner(path, info.st_uid)
+    if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        raise PermissionError(
+            f"{path} can be written by other users; approvals and audit logs there could be "
+            f"forged (chmod 700 {path})"
+        )
     return path
 
 
 def private_file(path: Path) -> Path:
-    """Create ``path`` empty with mode 0600 if it does not exist; never truncate it."""
+    """Create ``path`` empty with mode 0600 if it does not exist (never truncating it). An
+    existing one must belong to this user and not be a symlink; it is made 0600 if looser."""
     private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.close(fd)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    try:
+        info = os.fstat(fd)
+        _check_owner(path, info.st_uid)
+        if info.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
     return path
+
+
+def _check_owner(path: Path, uid: int) -> None:
+    if hasattr(os, "getuid") and uid != os.getuid():
+        raise PermissionError(f"{path} belongs to another user (uid {uid}); it is not used")
 
 
 def inside_any(path: Path, roots: Iterable[str | os.PathLike[str]]) -> Path | None:

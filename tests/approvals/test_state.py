@@ -49,3 +49,31 @@ def test_inside_any(tmp_path: Path) -> None:
     assert inside_any(tmp_path / "a" / "b", [tmp_path / "a"]) == tmp_path / "a"
     assert inside_any(tmp_path / "a", [tmp_path / "a"]) == tmp_path / "a"
     assert inside_any(tmp_path / "ab", [tmp_path / "a"]) is None
+
+
+def test_existing_files_are_tightened_and_links_refused(tmp_path: Path) -> None:
+    """A store file left readable by others is made 0600; a symlink planted at its path is
+    refused rather than followed."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    loose = state / "approvals.sqlite3"
+    loose.write_text("")
+    loose.chmod(0o666)
+    private_file(loose)
+    assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    (state / "audit.jsonl").symlink_to(target)
+    with pytest.raises(OSError, match=r"symbolic link|Too many levels"):
+        private_file(state / "audit.jsonl")
+
+
+def test_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+    """A state directory other users may write (without the sticky bit) is not used."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(PermissionError):
+        private_file(shared / "approvals.sqlite3")
+    shared.chmod(0o1777)  # sticky, like /tmp: others cannot replace our files
+    assert private_file(shared / "approvals.sqlite3").exists()
