@@ -7,8 +7,6 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from invokit._calls import ToolCall
 
 if TYPE_CHECKING:
@@ -36,11 +34,12 @@ async def run_batch(
     native = asyncio is not None and _on_asyncio(asyncio)
     limiter: Any = None
     if bounded:
-        limiter = (
-            asyncio.Semaphore(max(1, max_concurrency))
-            if native and asyncio is not None
-            else anyio.CapacityLimiter(max(1, max_concurrency))
-        )
+        if native and asyncio is not None:
+            limiter = asyncio.Semaphore(max(1, max_concurrency))
+        else:
+            import anyio  # trio: anyio's primitives
+
+            limiter = anyio.CapacityLimiter(max(1, max_concurrency))
 
     async def run_one(index: int) -> None:
         if limiter is None:
@@ -68,6 +67,8 @@ async def run_batch(
             for job in jobs:
                 native_group.create_task(job())
     else:
+        import anyio
+
         async with anyio.create_task_group() as group:
             for job in jobs:
                 group.start_soon(job)

@@ -14,8 +14,6 @@ from dataclasses import replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from invokit._calls import ToolCall, ToolResult, new_error_result
 from invokit._ids import new_id
 from invokit.exceptions import (
@@ -434,6 +432,8 @@ class Executor:
 
     async def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
         """Progress events as the call runs, then its outcome (always the last item)."""
+        import anyio
+
         send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
 
         async def forward(progress: Progress) -> None:

@@ -6,8 +6,6 @@ import sys
 from collections.abc import Coroutine, Generator
 from typing import Any
 
-import anyio
-
 
 class _Resume:
     """Awaits the rest of a coroutine whose first step already ran.
@@ -61,6 +59,8 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
         except RuntimeError:
             loop = None
     if loop is None or asyncio is None:
+        import anyio
+
         with anyio.move_on_after(seconds) as scope:
             value = await coro
         return (None, True) if scope.cancelled_caught else (value, False)

@@ -7,8 +7,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-import anyio
-
 from invokit._spec import ToolSpec
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
@@ -30,7 +28,7 @@ class Tool(ABC):
     _validator: ArgumentValidator | None = None
     _validator_for: str | None = None
     _ready: bool = False
-    _setup_lock: anyio.Lock | None = None
+    _setup_lock: Any = None
 
     @property
     @abstractmethod
@@ -79,6 +77,8 @@ class Tool(ABC):
         if self._ready:
             return
         if self._setup_lock is None:
+            import anyio  # on first use: keeps ``import invokit`` light
+
             self._setup_lock = anyio.Lock()
         async with self._setup_lock:
             if not self._ready:

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
-
 if TYPE_CHECKING:
     import asyncio
 
@@ -91,6 +89,8 @@ async def run_in_thread(fn: Callable[[], Any]) -> Any:
         except RuntimeError:
             loop = None
     if loop is None:
+        import anyio.to_thread
+
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     context = contextvars.copy_context()
     return await _POOL.submit(loop, lambda: context.run(fn))
