@@ -437,3 +437,22 @@ def test_copies_have_their_own_fingerprint() -> None:
 def test_a_lone_string_is_one_tag() -> None:
     """``tags="fs"`` means the tag fs, not the tags f and s."""
     assert _spec(tags="fs").tags == frozenset({"fs"})
+
+
+def test_to_dict_hands_out_copies() -> None:
+    """Changing what to_dict returned never changes the spec or its fingerprint."""
+    spec = ToolSpec(
+        name="t",
+        input_schema={"type": "object", "properties": {"a": {"type": "string"}}},
+        output_schema={"type": "object"},
+        metadata={"owner": {"team": "x"}},
+    )
+    before = spec.fingerprint
+    data = spec.to_dict()
+    data["input_schema"]["properties"]["a"]["type"] = "integer"
+    data["output_schema"]["type"] = "array"
+    data["metadata"]["owner"]["team"] = "y"
+    assert spec.input_schema["properties"]["a"]["type"] == "string"
+    assert spec.output_schema == {"type": "object"}
+    assert spec.metadata == {"owner": {"team": "x"}}
+    assert ToolSpec.from_dict(spec.to_dict()).fingerprint == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -214,19 +215,23 @@ class ToolSpec:
         return "shared" if self.annotations.read_only else "exclusive"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form; :meth:`from_dict` rebuilds an equal spec."""
+        """The JSON form; :meth:`from_dict` rebuilds an equal spec.
+
+        The schemas and metadata are copies: changing them never changes this spec (whose
+        fingerprint is cached).
+        """
         data: dict[str, Any] = {
             "name": str(self.name),
             "description": self.description,
-            "input_schema": self.input_schema,
+            "input_schema": copy.deepcopy(self.input_schema),
         }
         if self.output_schema is not None:
-            data["output_schema"] = self.output_schema
+            data["output_schema"] = copy.deepcopy(self.output_schema)
         annotations = self.annotations.to_dict()
         if annotations:
             data["annotations"] = annotations
         if self.metadata:
-            data["metadata"] = self.metadata
+            data["metadata"] = copy.deepcopy(self.metadata)
         if self.tags:
             data["tags"] = sorted(self.tags)
         if self.category is not None:
