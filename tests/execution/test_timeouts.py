@@ -132,3 +132,37 @@ async def test_tools_that_open_cancel_scopes_first(anyio_backend: str) -> None:
     assert isinstance(ok, Completed) and ok.result.text == "done"
     assert isinstance(late, Completed)
     assert late.result.error is not None and late.result.error.kind == "timeout"
+
+
+async def test_long_deadlines_share_timers_and_still_fire() -> None:
+    """Deadlines of a second or more share one timer per slot: many waiting calls time out on
+    time (at most a slot late), and no timer is left behind by calls that finished."""
+    import time
+
+    from invokit.execution import _invoke
+
+    @tool(read_only=True, timeout=1.0)
+    async def stuck(n: int) -> int:
+        """Wait too long."""
+        await anyio.sleep(30)
+        return n
+
+    @tool(read_only=True, timeout=5.0)
+    async def quick(n: int) -> int:
+        """Wait a little."""
+        await anyio.sleep(0.01)
+        return n
+
+    executor = Executor([stuck, quick])
+    started = time.monotonic()
+    calls = [ToolCall(id=f"s{i}", name="stuck", arguments={"n": i}) for i in range(50)]
+    calls += [ToolCall(id=f"q{i}", name="quick", arguments={"n": i}) for i in range(50)]
+    with anyio.fail_after(5):
+        outcomes = await executor.execute_many(calls, max_concurrency=len(calls))
+    elapsed = time.monotonic() - started
+    kinds = [o.result.error.kind if o.result.error else None for o in outcomes]
+    assert kinds == ["timeout"] * 50 + [None] * 50
+    assert 1.0 <= elapsed < 2.0
+    import asyncio
+
+    assert not _invoke._slots.get(asyncio.get_running_loop())

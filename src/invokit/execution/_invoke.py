@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import sys
+import weakref
 from collections.abc import Coroutine, Generator
 from typing import Any
 
@@ -74,25 +76,86 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
     task = asyncio.current_task()
     assert task is not None
     cancelling = task.cancelling()
-    fired = False
-
-    def expire() -> None:
-        nonlocal fired
-        fired = True
-        task.cancel()
-
-    handle = loop.call_at(loop.time() + seconds, expire)
+    deadline = _Deadline(task)
+    _arm(loop, deadline, loop.time() + seconds, precise=seconds < _COARSE_FROM)
     try:
         value = await _Resume(coro, first)
     except asyncio.CancelledError:
-        if fired and task.uncancel() <= cancelling:
+        if deadline.fired and task.uncancel() <= cancelling:
             return None, True
         raise
     finally:
-        handle.cancel()
-    if fired:
+        _disarm(loop, deadline)
+    if deadline.fired:
         # The tool swallowed the cancellation and returned anyway: undo our cancel request, and
         # report what happened (it ran past its deadline).
         task.uncancel()
         return None, True
     return value, False
+
+
+# -- deadlines ------------------------------------------------------------------------------
+# A thousand calls waiting at once would put a thousand timers in the event loop's heap.
+# Long deadlines (a second or more, the usual case) share one timer per slot of _SLOT seconds
+# and fire at most _SLOT late; short ones keep a timer of their own.
+
+_SLOT = 0.05
+_COARSE_FROM = 1.0
+
+
+class _Deadline:
+    __slots__ = ("fired", "handle", "slot", "task")
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+        self.fired = False
+        self.handle: Any = None
+        self.slot: int | None = None
+
+    def fire(self) -> None:
+        self.fired = True
+        self.task.cancel()
+
+
+_slots: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, set[_Deadline]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _arm(loop: Any, deadline: _Deadline, when: float, *, precise: bool) -> None:
+    if precise:
+        deadline.handle = loop.call_at(when, deadline.fire)
+        return
+    slots = _slots.get(loop)
+    if slots is None:
+        slots = _slots[loop] = {}
+    slot = math.ceil(when / _SLOT)
+    entry = slots.get(slot)
+    if entry is None:
+        entry = slots[slot] = (loop.call_at(slot * _SLOT, _fire_slot, slots, slot), set())
+    entry[1].add(deadline)
+    deadline.slot = slot
+
+
+def _fire_slot(slots: dict[int, tuple[Any, set[_Deadline]]], slot: int) -> None:
+    entry = slots.pop(slot, None)
+    if entry is not None:
+        for deadline in list(entry[1]):
+            deadline.fire()
+
+
+def _disarm(loop: Any, deadline: _Deadline) -> None:
+    if deadline.handle is not None:
+        deadline.handle.cancel()
+        return
+    slots = _slots.get(loop)
+    slot = deadline.slot
+    if slots is None or slot is None:
+        return
+    entry = slots.get(slot)
+    if entry is None:
+        return  # the slot fired already
+    entry[1].discard(deadline)
+    if not entry[1]:
+        entry[0].cancel()
+        del slots[slot]
