@@ -74,6 +74,29 @@ def _check_owner(path: Path, uid: int) -> None:
         raise PermissionError(f"{path} belongs to another user (uid {uid}); it is not used")
 
 
+def store_file(
+    path: str | os.PathLike[str] | None,
+    default_name: str,
+    forbidden_roots: Iterable[str | os.PathLike[str]],
+    what: str,
+) -> Path:
+    """The private file a store keeps ``what`` in: ``path``, or ``default_name`` in the state
+    directory; created 0600 if missing.
+
+    Raises:
+        ValueError: the file would sit inside one of ``forbidden_roots`` (directories tools may
+            write, where they could forge or erase it).
+    """
+    file = Path(path).expanduser() if path is not None else state_dir() / default_name
+    blocked = inside_any(file, forbidden_roots)
+    if blocked is not None:
+        raise ValueError(
+            f"refusing to keep {what} at {file}: it is inside {blocked}, which tools may write; "
+            "choose a path outside every tool root (the default is the user's state directory)"
+        )
+    return private_file(file)
+
+
 def inside_any(path: Path, roots: Iterable[str | os.PathLike[str]]) -> Path | None:
     """The first of ``roots`` that contains ``path`` (both resolved), or ``None``."""
     resolved = path.expanduser().resolve()

@@ -13,12 +13,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
 
-from invokit._state import inside_any, private_file, state_dir
+from invokit._state import store_file
 from invokit.approvals._models import (
     ApprovalDecision,
     ApprovalRecord,
@@ -87,15 +86,7 @@ class SqliteApprovalStore:
         clock: Callable[[], float] = time.time,
         busy_timeout: float = 10.0,
     ) -> None:
-        file = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
-        blocked = inside_any(file, forbidden_roots)
-        if blocked is not None:
-            raise ValueError(
-                f"refusing to keep approvals at {file}: it is inside {blocked}, which tools "
-                "may write; choose a path outside every tool root (the default is the "
-                "user's state directory)"
-            )
-        self.path = private_file(file)
+        self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "approvals")
         self._clock = clock
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = sqlite3.connect(

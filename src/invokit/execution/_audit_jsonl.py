@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
-from invokit._state import inside_any, private_file, state_dir
+from invokit._state import store_file
 from invokit.execution._audit_buffer import BufferedSink, dumps_record, jsonable
 from invokit.execution._events import Event
 
@@ -46,14 +45,7 @@ class JsonlAuditSink(BufferedSink):
         flush_interval: float = 0.2,
         max_buffer: int = 256,
     ) -> None:
-        file = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
-        blocked = inside_any(file, forbidden_roots)
-        if blocked is not None:
-            raise ValueError(
-                f"refusing to write the audit log at {file}: it is inside {blocked}, which "
-                "tools may write"
-            )
-        self.path = private_file(file)
+        self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
         super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
 
     def _write(self, events: list[Event]) -> None:

@@ -6,10 +6,9 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from invokit._state import inside_any, private_file, state_dir
+from invokit._state import store_file
 from invokit.execution._audit_buffer import BufferedSink, dumps_record
 from invokit.execution._events import Event
 
@@ -53,14 +52,7 @@ class SqliteAuditSink(BufferedSink):
         flush_interval: float = 0.2,
         max_buffer: int = 256,
     ) -> None:
-        file = Path(path).expanduser() if path is not None else state_dir() / DEFAULT_FILE
-        blocked = inside_any(file, forbidden_roots)
-        if blocked is not None:
-            raise ValueError(
-                f"refusing to write the audit log at {file}: it is inside {blocked}, which "
-                "tools may write"
-            )
-        self.path = private_file(file)
+        self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             self.path, timeout=10.0, isolation_level=None, check_same_thread=False
         )

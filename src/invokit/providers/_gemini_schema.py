@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.exceptions import UnsupportedSchema
-from invokit.providers._refs import escape, resolve_ref
+from invokit.providers._refs import JSON_TYPE_OF, escape, resolve_ref
 from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "gemini"
@@ -56,10 +56,6 @@ _FAMILY = {
     },
 }  # fmt: skip
 _FAMILY["integer"] = _FAMILY["number"]
-_TYPE_OF: dict[type, str] = {
-    str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null",
-    list: "array", dict: "object",
-}  # fmt: skip
 
 
 def lower_gemini(tool: str, schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[Change]]:
@@ -260,7 +256,7 @@ class _GeminiLowering:
             for key in ("enum", "const"):
                 if key in schema:
                     allowed = schema[key] if key == "enum" else [schema[key]]
-                    part["enum"] = [v for v in allowed if _TYPE_OF.get(type(v)) == kind]
+                    part["enum"] = [v for v in allowed if JSON_TYPE_OF.get(type(v)) == kind]
             branches.append(self.node(part, path, refs))
         self.note(
             f"{path}/type",
@@ -323,7 +319,7 @@ class _GeminiLowering:
                 self.note(at, key, "rewritten", "none", "sent as an enum of one value")
             return
         if "type" not in out and "anyOf" not in out:
-            kinds = {_TYPE_OF.get(type(v), "object") for v in present}
+            kinds = {JSON_TYPE_OF.get(type(v), "object") for v in present}
             if len(kinds) == 1:
                 out["type"] = TYPES[kinds.pop()]
         listed = ", ".join(json.dumps(v) for v in values)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.exceptions import UnsupportedSchema
-from invokit.providers._refs import SubschemaChecks, escape, resolve_ref
+from invokit.providers._refs import JSON_TYPE_OF, SubschemaChecks, escape, resolve_ref
 from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "openai-strict"
@@ -45,10 +45,6 @@ _OBJECT_KEYS = frozenset(
     {"properties", "required", "additionalProperties", "patternProperties", "unevaluatedProperties"}
 )
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
-_JSON_TYPES: dict[type, str] = {
-    str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null",
-    list: "array", dict: "object",
-}  # fmt: skip
 
 
 def lower_strict(tool: str, schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[Change]]:
@@ -205,7 +201,7 @@ class _StrictLowering:
         values = out["enum"] if "enum" in out else [out["const"]] if "const" in out else None
         if values is None:
             raise self.fail(path, "type", "strict mode needs a type for every value")
-        kinds = sorted({_JSON_TYPES.get(type(v), "object") for v in values})
+        kinds = sorted({JSON_TYPE_OF.get(type(v), "object") for v in values})
         out["type"] = kinds[0] if len(kinds) == 1 else kinds
         self.note(f"{path}/type", "type", "added", "none", "type taken from the listed values")
 

@@ -9,6 +9,12 @@ import jsonschema_rs
 
 _DEF_KEYS = ("$defs", "definitions")
 
+JSON_TYPE_OF: dict[type, str] = {
+    str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null",
+    list: "array", dict: "object",
+}  # fmt: skip
+"""The JSON Schema type name of a parsed JSON value's Python type."""
+
 
 def escape(key: str) -> str:
     """``key`` as one JSON pointer segment."""
