@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
-from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.conftest import invokit_bin, subprocess_env
+from tests.mcp.support import Asker
 
 CONFIG = """\
 [tools.python]
@@ -37,26 +37,6 @@ def make_root(base: Path) -> tuple[Path, Path]:
     (root / "README.md").write_text("# Served\n")
     (root / "invokit.toml").write_text(CONFIG)
     return root, base / "state"
-
-
-class Asker:
-    """An elicitation callback whose answer each test sets; it records every question."""
-
-    def __init__(self) -> None:
-        self.action = "cancel"
-        self.content: dict[str, Any] | None = None
-        self.questions: list[str] = []
-
-    def answer(self, action: str, content: dict[str, Any] | None = None) -> None:
-        self.action, self.content = action, content
-        self.questions.clear()
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.questions.append(params.message)
-        action: Any = self.action
-        return types.ElicitResult(action=action, content=self.content)
 
 
 @asynccontextmanager
@@ -120,10 +100,6 @@ async def http_session(url: str, asker: Asker) -> AsyncIterator[ClientSession]:
     ):
         await session.initialize()
         yield session
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 def error_kind(result: Any) -> str:

@@ -10,7 +10,6 @@ import pytest
 from mcp.client.session import ClientSession
 
 from tests.cli.serving import (
-    Asker,
     approval_id_of,
     approve_in_another_process,
     audit_events,
@@ -18,8 +17,8 @@ from tests.cli.serving import (
     http_server,
     http_session,
     make_root,
-    text_of,
 )
+from tests.mcp.support import Asker, text_of
 
 pytestmark = pytest.mark.anyio
 

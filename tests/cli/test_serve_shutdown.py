@@ -11,7 +11,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 
 from tests.cli.conftest import invokit_bin, subprocess_env
-from tests.cli.serving import Asker, approval_id_of, http_session, make_root, ready_url
+from tests.cli.serving import approval_id_of, http_session, make_root, ready_url
+from tests.mcp.support import Asker
 
 
 async def _ask_then_interrupt(url: str, process: subprocess.Popen[bytes]) -> str:

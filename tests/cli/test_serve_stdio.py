@@ -10,15 +10,14 @@ import pytest
 from mcp.client.session import ClientSession
 
 from tests.cli.serving import (
-    Asker,
     approval_id_of,
     approve_in_another_process,
     audit_events,
     error_kind,
     make_root,
     stdio_session,
-    text_of,
 )
+from tests.mcp.support import Asker, text_of
 
 pytestmark = pytest.mark.anyio
 

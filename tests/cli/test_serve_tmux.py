@@ -18,7 +18,8 @@ import anyio
 import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env
-from tests.cli.serving import Asker, http_session, make_root, text_of
+from tests.cli.serving import http_session, make_root
+from tests.mcp.support import Asker, text_of
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt install tmux)")
