@@ -201,16 +201,7 @@ class ToolResult:
         duration: float = 0.0,
     ) -> ToolResult:
         """An error result with one text part carrying ``message``."""
-        return cls(
-            call_id=call_id,
-            name=name,
-            content=(TextPart(text=message),),
-            structured=structured,
-            is_error=True,
-            error=ErrorInfo(kind=kind, message=message),
-            duration=duration,
-            metadata=metadata or {},
-        )
+        return new_error_result(call_id, name, kind, message, structured, duration, metadata)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -327,15 +318,25 @@ def new_result(
     return result
 
 
+_set_metadata = ToolResult.__dict__["metadata"].__set__
 _set_kind = ErrorInfo.__dict__["kind"].__set__
 _set_message = ErrorInfo.__dict__["message"].__set__
 
 
 def new_error_result(
-    call_id: str, name: str, kind: str, message: str, structured: Any = None, duration: float = 0.0
+    call_id: str,
+    name: str,
+    kind: str,
+    message: str,
+    structured: Any = None,
+    duration: float = 0.0,
+    metadata: dict[str, Any] | None = None,
 ) -> ToolResult:
-    """``ToolResult.make_error(...)`` for the executor's hot path."""
+    """An error result with one text part carrying ``message`` (``ToolResult.make_error``)."""
     error: ErrorInfo = _new(ErrorInfo)
     _set_kind(error, kind)
     _set_message(error, message)
-    return new_result(call_id, name, (new_text_part(message),), structured, error, duration)
+    result = new_result(call_id, name, (new_text_part(message),), structured, error, duration)
+    if metadata:
+        _set_metadata(result, metadata)
+    return result

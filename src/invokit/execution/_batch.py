@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
+from invokit._loops import running_asyncio
 
 if TYPE_CHECKING:
     from invokit.execution._executor import Executor
@@ -30,11 +30,11 @@ async def run_batch(
     shared = [i for i in range(len(calls)) if i not in exclusive_set]
     # A limit only matters when more calls than it could run at once.
     bounded = len(shared) + (1 if exclusive else 0) > max(1, max_concurrency)
-    asyncio = sys.modules.get("asyncio")
-    native = asyncio is not None and _on_asyncio(asyncio)
+    running = running_asyncio()
+    asyncio = running[0] if running is not None else None
     limiter: Any = None
     if bounded:
-        if native and asyncio is not None:
+        if asyncio is not None:
             limiter = asyncio.Semaphore(max(1, max_concurrency))
         else:
             import anyio  # trio: anyio's primitives
@@ -60,7 +60,7 @@ async def run_batch(
     ]
     if exclusive:
         jobs.append(run_in_order)
-    if native and asyncio is not None:
+    if asyncio is not None:
         # asyncio's own task group: the same structured cancellation, at a fraction of the
         # cost per task (1000 parallel calls spawn 1000 tasks).
         async with asyncio.TaskGroup() as native_group:
@@ -79,11 +79,3 @@ async def run_batch(
         )  # every task either stored its outcome or raised out of the group
         done.append(outcome)
     return done
-
-
-def _on_asyncio(asyncio: Any) -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

@@ -144,7 +144,9 @@ class Executor:
             timeout=spec.timeout if spec.timeout is not None else self.limits.timeout,
             limit=spec.output_limit or self.limits.output,
         )
-        inner = found.inner if isinstance(found, RenamedTool) else found
+        inner = found
+        while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
+            inner = inner.inner
         if isinstance(inner, FunctionTool) and not inner.external:
             shortcut = inner.direct()
             if shortcut is not None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-import sys
 import weakref
 from collections.abc import Coroutine, Generator
 from typing import Any
+
+from invokit._loops import running_asyncio
 
 
 class _Resume:
@@ -52,20 +53,14 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
     scopes the tool itself opened in its first step (a scope entered afterwards would not nest).
     On other backends (trio) the whole call runs inside ``anyio.move_on_after``.
     """
-    # Not imported means not running: asyncio stays out of ``import invokit``.
-    asyncio = sys.modules.get("asyncio")
-    loop = None
-    if asyncio is not None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None or asyncio is None:
+    running = running_asyncio()
+    if running is None:
         import anyio
 
         with anyio.move_on_after(seconds) as scope:
             value = await coro
         return (None, True) if scope.cancelled_caught else (value, False)
+    asyncio, loop = running
     try:
         first = coro.send(None)
     except StopIteration as stop:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
 import threading
 from collections.abc import Callable
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any
+
+from invokit._loops import running_asyncio
 
 if TYPE_CHECKING:
     import asyncio
@@ -81,16 +82,10 @@ _POOL = _DaemonPool(_MAX_THREADS)
 async def run_in_thread(fn: Callable[[], Any]) -> Any:
     """Run ``fn`` in a worker thread with the caller's context variables; on cancellation the
     caller stops waiting at once (Python cannot stop the thread; tools check ``ctx.cancelled``)."""
-    asyncio = sys.modules.get("asyncio")  # not imported means not running on asyncio
-    loop = None
-    if asyncio is not None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
+    running = running_asyncio()
+    if running is None:
         import anyio.to_thread
 
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     context = contextvars.copy_context()
-    return await _POOL.submit(loop, lambda: context.run(fn))
+    return await _POOL.submit(running[1], lambda: context.run(fn))
