@@ -165,4 +165,4 @@ async def test_long_deadlines_share_timers_and_still_fire() -> None:
     assert 1.0 <= elapsed < 2.0
     import asyncio
 
-    assert not _invoke._slots.get(asyncio.get_running_loop())
+    assert not _invoke.watchdog(asyncio.get_running_loop()).deadlines

@@ -50,25 +50,43 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def dumps_record(value: Any) -> str:
-    """One audit record as compact JSON, with ``credentials`` redacted like :func:`jsonable`.
+def encode_record(value: Any) -> bytes:
+    """One audit record as compact UTF-8 JSON, with ``credentials`` redacted like
+    :func:`jsonable`.
 
-    The C encoder does the common case in one pass; only a record that mentions
-    ``"credentials"`` (or holds something the encoder cannot take) goes through the slower
-    Python walk that redacts.
+    pydantic-core's serializer does the common case in one pass (about a fifth of the standard
+    library encoder's time); only a record that mentions ``"credentials"``, or holds something
+    that serializer refuses (a lone surrogate), goes through the slower Python walk that redacts
+    and escapes.
     """
     try:
-        text: str = _ENCODER.encode(value)
-    except (TypeError, ValueError):
-        text = '"credentials"'
-    if '"credentials"' in text:
-        return json.dumps(jsonable(value), ensure_ascii=False, separators=(",", ":"))
-    return text
+        data: bytes = _to_json()(value, bytes_mode="base64", fallback=_fallback)
+    except Exception:  # PydanticSerializationError, and whatever a fallback raised
+        data = b'"credentials"'
+    if b'"credentials"' in data:
+        return json.dumps(jsonable(value), separators=(",", ":")).encode("ascii")
+    return data
 
 
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), default=lambda o: jsonable(o)
-)
+def dumps_record(value: Any) -> str:
+    """:func:`encode_record` as text."""
+    return encode_record(value).decode("utf-8")
+
+
+def _fallback(value: Any) -> Any:
+    return jsonable(value)
+
+
+_serializer: Any = None
+
+
+def _to_json() -> Any:
+    global _serializer
+    if _serializer is None:
+        from pydantic_core import to_json
+
+        _serializer = to_json
+    return _serializer
 
 
 def _flush_at_exit(ref: weakref.ReferenceType[BufferedSink]) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import BufferedSink, dumps_record, jsonable
+from invokit.execution._audit_buffer import BufferedSink, encode_record, jsonable
 from invokit.execution._events import Event
 
 DEFAULT_FILE = "audit.jsonl"
@@ -49,10 +49,9 @@ class JsonlAuditSink(BufferedSink):
         super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
 
     def _write(self, events: list[Event]) -> None:
-        lines = "".join(dumps_record(e.to_dict()) + "\n" for e in events)
+        data = b"\n".join([encode_record(e.to_dict()) for e in events]) + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            data = lines.encode("utf-8")
             while data:
                 written = os.write(fd, data)
                 data = data[written:]

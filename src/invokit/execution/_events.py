@@ -73,3 +73,18 @@ class EventSink(Protocol):
     def close(self) -> None:
         """Flush and release the sink's resources."""
         ...
+
+
+def new_event(
+    kind: EventType, call_id: str, tool: str, time: float, session_id: str | None, data: Any
+) -> Event:
+    """``Event(...)`` for the executor's hot path (about a sixth of the keyword constructor's
+    cost); sets every field, exactly as the constructor would."""
+    event: Event = object.__new__(Event)
+    event.type = kind
+    event.call_id = call_id
+    event.tool = tool
+    event.time = time
+    event.session_id = session_id
+    event.data = data
+    return event

@@ -14,16 +14,23 @@ from dataclasses import replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, ToolResult, new_error_result
+from invokit._calls import ToolCall, ToolResult, new_error_result, new_result, new_text_part
 from invokit._ids import new_id
 from invokit.exceptions import (
     ArgumentsError,
     AuthRequired,
 )
 from invokit.execution import _approving
-from invokit.execution._events import ALL_EVENT_TYPES, Event, EventSink, EventType
+from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event
 from invokit.execution._hooks import run_before_hooks
-from invokit.execution._invoke import run_with_timeout
+from invokit.execution._invoke import (
+    Watchdog,
+    fired_anyway,
+    loop_getter,
+    run_with_timeout,
+    timed_out,
+    watchdog,
+)
 from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
 from invokit.execution._normalize import error_to_result, value_to_result
 from invokit.execution._outcomes import (
@@ -120,6 +127,12 @@ class Executor:
         self._always: tuple[str, ...] = ()
         self._policy = self.policy
         self.registry.subscribe(self._prepared.clear)
+        self._get_loop: Callable[[], Any] | None = None
+        self._dog: Watchdog | None = None
+
+    def _find_loop(self) -> Callable[[], Any] | None:
+        self._get_loop = loop_getter()
+        return self._get_loop
 
     def _may_spill(self, registry: Registry) -> bool:
         if self.limits.output.mode == "spill":
@@ -152,6 +165,12 @@ class Executor:
             if shortcut is not None:
                 prepared.direct, prepared.convert = shortcut
                 prepared.lean = not inner.declares_permissions
+        prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
+        settled = prepared.policy.constant
+        hooked = self._before or self._after
+        if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":
+            prepared.settled = settled
+            prepared.denied = denied_message(spec.name, settled)
         self._prepared[name] = prepared
         return prepared
 
@@ -177,36 +196,87 @@ class Executor:
     ) -> Outcome:
         """Run one call through every step; only a bug in invokit raises."""
         start = perf_counter()
-        if "received" in self._sinks_for:
+        sinks = self._sinks_for
+        if "received" in sinks:
             self._emit("received", call, {"arguments": shown(call.arguments)})
-        if type(call.name) is not str:
+        name = call.name
+        if type(name) is not str:
             return self._failed(
-                call, start, "not_found", f"A tool name must be text, not {call.name!r}."
+                call, start, "not_found", f"A tool name must be text, not {name!r}."
             )
-        prepared = self._lookup(call.name)
-        if prepared is None:
-            return self._failed(call, start, "not_found", self._not_found(call))
+        prepared = self._prepared.get(name)
+        if prepared is None or (
+            not prepared.static and prepared.tool.current_spec() is not prepared.spec
+        ):
+            prepared = self._prepare(name)
+            if prepared is None:
+                return self._failed(call, start, "not_found", self._not_found(call))
         try:
-            args = prepared.validator(call.arguments)
+            args = prepared.validator.validate(call.arguments)
         except ArgumentsError as exc:
             return self._failed(
                 call, start, "invalid_arguments", str(exc), data=argument_issues(exc)
             )
-        if "validated" in self._sinks_for:
+        if "validated" in sinks:
             self._emit("validated", call, {"arguments": args})
-        if prepared.lean and on_progress is None and not self._before:
-            # A plain async @tool with nothing to preflight: no context to build, no requests.
-            decision = prepared.policy.decide(args, ())
-            if decision.verdict == "allow":
-                if "decided" in self._sinks_for:
-                    self._emit("decided", call, decision_data(decision))
-                return await self._run(
-                    prepared, call, args, None, start, approved=None, decision=decision
+        settled = prepared.settled
+        if settled is None or on_progress is not None:
+            ctx = ToolContext(
+                call, resources=self.resources, on_progress=self._progress(call, on_progress)
+            )
+            return await self._guarded(prepared, call, args, ctx, start, approved=None)
+        # The shortest path: a plain async @tool, no hooks, and a policy that answers the same
+        # for every call. No context, no requests, the tool's coroutine awaited right here.
+        if "decided" in sinks:
+            self._emit("decided", call, decision_data(settled))
+        if settled.verdict == "deny":
+            return self._failed(call, start, "denied", prepared.denied, data={"rule": settled.rule})
+        if "started" in sinks:
+            self._emit("started", call, {})
+        tool = prepared.tool
+        try:
+            if not tool._ready:
+                await tool.ensure_setup()
+            convert = prepared.convert
+            coro = prepared.direct(**(convert(args) if convert is not None else args))  # type: ignore[misc]
+            get_loop = self._get_loop or self._find_loop()
+            loop = get_loop() if get_loop is not None else None
+            if loop is None:
+                value, late = await run_with_timeout(coro, prepared.timeout)
+            else:  # run_with_timeout, inlined: one coroutine frame less per call
+                dog = self._dog
+                if dog is None or dog.loop is not loop:
+                    dog = self._dog = watchdog(loop)
+                deadline = dog.arm(coro, prepared.timeout)
+                try:
+                    value = await coro
+                except BaseException as exc:
+                    dog.disarm(coro, deadline)
+                    if not timed_out(deadline, exc):
+                        raise
+                    value, late = None, True
+                else:
+                    dog.disarm(coro, deadline)
+                    late = fired_anyway(deadline)
+            if late:
+                result = self._timeout(call, prepared)
+            elif type(value) is str and len(value) <= prepared.limit.max_chars:
+                result = new_result(
+                    call.id, name, (new_text_part(value),), value, None, perf_counter() - start
                 )
-        ctx = ToolContext(
-            call, resources=self.resources, on_progress=self._progress(call, on_progress)
-        )
-        return await self._guarded(prepared, call, args, ctx, start, approved=None)
+                if "completed" in sinks:
+                    self._emit("completed", call, completed_data(result, args, settled, None))
+                return completed(result)
+            else:
+                result = value_to_result(call, value)
+        except AuthRequired as exc:
+            return self._interrupted(self._authorization(call, args, exc))
+        except Exception as exc:  # the one translation boundary for tool bodies
+            result = error_to_result(call, exc)
+        except BaseException:
+            self._cancelled(call, args, None)
+            raise
+        return self._finish(prepared, call, args, result, start, settled, None, fresh=True)
 
     async def _guarded(
         self,
@@ -232,7 +302,11 @@ class Executor:
         verdict = decision.verdict
         if verdict == "deny":
             return self._failed(
-                call, start, "denied", denied_message(call, decision), data={"rule": decision.rule}
+                call,
+                start,
+                "denied",
+                denied_message(call.name, decision),
+                data={"rule": decision.rule},
             )
         if verdict == "ask" and approved is None:
             granted = await _approving.standing_grant(self, prepared, call, args, decision)
@@ -287,38 +361,19 @@ class Executor:
                 if ctx is None:
                     ctx = ToolContext(call, resources=self.resources)
                 coro = tool.invoke(args, ctx)
-            value, timed_out = await run_with_timeout(coro, prepared.timeout)
-            if timed_out:
+            value, late = await run_with_timeout(coro, prepared.timeout)
+            if late:
                 if ctx is not None:
                     ctx.cancel()
-                result = ToolResult.failure(
-                    call,
-                    "timeout",
-                    f"Tool {call.name!r} did not finish within {prepared.timeout:g} s and was stopped. "
-                    "Try a smaller request.",
-                )
+                result = self._timeout(call, prepared)
             else:
                 result = value_to_result(call, value)
         except AuthRequired as exc:
-            auth = AuthorizationRequired(
-                id=new_id("auth_", 12),
-                call=call,
-                arguments=args,
-                provider=exc.provider,
-                scopes=exc.scopes,
-                challenge=exc.challenge,
-            )
-            return self._interrupted(auth)
+            return self._interrupted(self._authorization(call, args, exc))
         except Exception as exc:  # the one translation boundary for tool bodies
             result = error_to_result(call, exc)
         except BaseException:
-            # Cancellation is recorded, then propagates: never swallowed.
-            if ctx is not None:
-                ctx.cancel()
-            if "failed" in self._sinks_for:
-                self._emit(
-                    "failed", call, {"kind": "cancelled", "arguments": args, "is_error": True}
-                )
+            self._cancelled(call, args, ctx)
             raise
         fresh = True
         for hook in self._after:
@@ -330,6 +385,21 @@ class Executor:
                 )
             if replaced is not None:
                 result, fresh = replaced, False
+        return self._finish(prepared, call, args, result, start, decision, approved, fresh=fresh)
+
+    def _finish(
+        self,
+        prepared: Prepared,
+        call: ToolCall,
+        args: dict[str, Any],
+        result: ToolResult,
+        start: float,
+        decision: Decision | None,
+        approved: ApprovalRequest | None,
+        *,
+        fresh: bool,
+    ) -> Outcome:
+        """The output limit, the approval id and the duration on ``result``; then the event."""
         result = apply_output_limit(result, prepared.limit, self.artifacts)
         if approved is not None:
             result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
@@ -343,6 +413,33 @@ class Executor:
         if "completed" in self._sinks_for:
             self._emit("completed", call, completed_data(result, args, decision, approved))
         return completed(result)
+
+    def _timeout(self, call: ToolCall, prepared: Prepared) -> ToolResult:
+        return ToolResult.failure(
+            call,
+            "timeout",
+            f"Tool {call.name!r} did not finish within {prepared.timeout:g} s and was stopped. "
+            "Try a smaller request.",
+        )
+
+    def _authorization(
+        self, call: ToolCall, args: dict[str, Any], exc: AuthRequired
+    ) -> AuthorizationRequired:
+        return AuthorizationRequired(
+            id=new_id("auth_", 12),
+            call=call,
+            arguments=args,
+            provider=exc.provider,
+            scopes=exc.scopes,
+            challenge=exc.challenge,
+        )
+
+    def _cancelled(self, call: ToolCall, args: dict[str, Any], ctx: ToolContext | None) -> None:
+        """Record a cancellation, which then propagates: never swallowed."""
+        if ctx is not None:
+            ctx.cancel()
+        if "failed" in self._sinks_for:
+            self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
 
     async def resume(
         self,
@@ -413,7 +510,7 @@ class Executor:
             )
         decision = prepared.policy.decide(args, requests)
         if decision.verdict == "deny":
-            return self._failed(call, start, "denied", denied_message(call, decision))
+            return self._failed(call, start, "denied", denied_message(call.name, decision))
         return args, requests, decision
 
     async def execute_many(
@@ -502,14 +599,7 @@ class Executor:
         return Interrupted(interrupt)
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        event = Event(
-            type=kind,
-            call_id=call.id,
-            tool=call.name,
-            time=time.time(),
-            session_id=call.session_id,
-            data=data,
-        )
+        event = new_event(kind, call.id, call.name, time.time(), call.session_id, data)
         for sink in self._sinks_for[kind]:
             try:
                 sink.emit(event)

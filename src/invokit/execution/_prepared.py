@@ -11,7 +11,7 @@ from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._base import Tool
 
 if TYPE_CHECKING:
-    from invokit.permissions import ToolPolicy
+    from invokit.permissions import Decision, ToolPolicy
 
 
 @dataclass(slots=True)
@@ -29,3 +29,10 @@ class Prepared:
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     lean: bool = False
     """``direct``, and no permission requests to ask for: the executor skips the context."""
+    static: bool = False
+    """The tool's spec can never change (a plain ``@tool``): no check per call."""
+    settled: Decision | None = None
+    """The policy's answer, allow or deny, for every call of a lean tool when no hook runs
+    before or after it: the executor then takes its shortest path."""
+    denied: str = ""
+    """The message a denied call gets, when ``settled`` denies."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, ToolResult
+from invokit._calls import ToolResult
 from invokit.exceptions import ArgumentsError
 
 if TYPE_CHECKING:
@@ -12,10 +12,10 @@ if TYPE_CHECKING:
     from invokit.permissions import Decision
 
 
-def denied_message(call: ToolCall, decision: Decision) -> str:
+def denied_message(tool: str, decision: Decision) -> str:
     why = decision.reason or "the policy denies it"
     rule = f" (rule {decision.rule!r})" if decision.rule and decision.rule not in why else ""
-    return f"Calling {call.name!r} is not allowed: {why}{rule}. Do not retry the same call."
+    return f"Calling {tool!r} is not allowed: {why}{rule}. Do not retry the same call."
 
 
 def decision_data(decision: Decision) -> dict[str, Any]:

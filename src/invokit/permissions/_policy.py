@@ -84,6 +84,12 @@ class ToolPolicy:
             # Nothing looks at arguments or requests: the answer is the same for every call.
             self._constant = self._subject({}, None, None)[0]
 
+    @property
+    def constant(self) -> Decision | None:
+        """The decision on every call that has no permission requests, when no rule looks at
+        arguments or requests; ``None`` when it depends on them."""
+        return self._constant
+
     def decide(self, args: Mapping[str, Any], requests: Sequence[PermissionRequest]) -> Decision:
         """The verdict on one call with these validated arguments and permission requests."""
         constant = self._constant
