@@ -187,7 +187,7 @@ class InvalidArguments(ArgumentsError):
 
     def __init__(self, issues: Sequence[ArgumentIssue]) -> None:
         self.issues = tuple(issues)
-        lines = "; ".join(issue.render() for issue in self.issues)
+        lines = "; ".join([issue.render() for issue in self.issues])
         count = len(self.issues)
         noun = "problem" if count == 1 else "problems"
         super().__init__(f"Arguments do not match the input schema ({count} {noun}): {lines}")

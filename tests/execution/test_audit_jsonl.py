@@ -184,3 +184,28 @@ def test_reader_skips_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_text('{"call_id": "c1"}\n{"call_id": "c')
     assert [r["call_id"] for r in read_jsonl(path)] == ["c1"]
+
+
+def test_plain_records_read_back_as_written(tmp_path: Path) -> None:
+    """The fast serializer writes what the careful walk would: text, numbers, nesting."""
+    from invokit.execution._audit_buffer import encode_record, jsonable
+
+    record = event(
+        type_="completed",
+        arguments={"city": "Málaga ☀", "days": 3, "ratio": 0.1, "nested": [1, {"a": None}]},
+        is_error=False,
+        duration=1.5e-05,
+    ).to_dict()
+    assert json.loads(encode_record(record)) == json.loads(json.dumps(jsonable(record)))
+
+
+def test_secrets_and_broken_text_take_the_careful_path(tmp_path: Path) -> None:
+    """Credentials nested in plain data are redacted; a lone surrogate is escaped, not lost."""
+    sink = JsonlAuditSink(tmp_path / "a.jsonl")
+    sink.emit(event("c1", arguments={"credentials": {"token": "secret"}, "x": 1}))
+    sink.emit(event("c2", text="half a pair: \ud800"))
+    one, two = sink.records()
+    assert one["data"]["arguments"] == {"credentials": "[redacted]", "x": 1}
+    assert two["data"]["text"] == "half a pair: \ud800"
+    assert "secret" not in sink.path.read_text()
+    sink.close()

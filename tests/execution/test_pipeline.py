@@ -13,6 +13,7 @@ from invokit import (
     RetryWithFeedback,
     TextPart,
     ToolCall,
+    ToolContext,
     ToolFailed,
     ToolRegistry,
     ToolResult,
@@ -268,3 +269,41 @@ async def test_a_name_that_is_not_text_is_not_found(registry: ToolRegistry, name
     outcome = await Executor(registry).execute(ToolCall(id="1", name=name))
     assert isinstance(outcome, Failed)
     assert outcome.result.error is not None and outcome.result.error.kind == "not_found"
+
+
+async def test_the_shortest_path_emits_every_step_like_the_full_path() -> None:
+    """A plain async tool under a settled policy takes the executor's shortest path; its events
+    and its result are those of a tool that takes the full path (one with a context)."""
+
+    @tool(read_only=True)
+    async def plain(text: str) -> str:
+        """Echo."""
+        return text
+
+    @tool(read_only=True)
+    async def contextual(text: str, ctx: ToolContext) -> str:
+        """Echo, with a context."""
+        return text
+
+    for policy, final in ((Policy.allow_all(), "completed"), (Policy.deny_all(), "failed")):
+        sink = ListSink()
+        executor = Executor([plain, contextual], policy=policy, events=[sink])
+        outcomes = []
+        for name in ("plain", "contextual"):
+            outcomes.append(
+                await executor.execute(ToolCall(id=name, name=name, arguments={"text": "hi"}))
+            )
+        steps = {
+            name: [e.type for e in sink.events if e.call_id == name]
+            for name in ("plain", "contextual")
+        }
+        assert steps["plain"] == steps["contextual"]
+        assert steps["plain"][-1] == final
+        first, second = (o.result for o in outcomes)
+        assert first.is_error == second.is_error
+        assert first.text == second.text.replace("contextual", "plain")
+        assert type(outcomes[0]) is type(outcomes[1])
+        if final == "failed":
+            assert first.error is not None and first.error.kind == "denied"
+        completed_events = [e for e in sink.events if e.type == final]
+        assert sorted(completed_events[0].data) == sorted(completed_events[1].data)

@@ -166,3 +166,55 @@ async def test_long_deadlines_share_timers_and_still_fire() -> None:
     import asyncio
 
     assert not _invoke.watchdog(asyncio.get_running_loop()).deadlines
+
+
+async def test_a_tool_that_swallows_its_deadline_still_times_out() -> None:
+    """A tool that catches the cancellation its deadline caused and returns anyway gets a
+    timeout result, and the caller's task is left uncancelled."""
+    import asyncio
+
+    @tool(read_only=True, timeout=0.05)
+    async def stubborn() -> str:
+        """Ignore the deadline."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            return "finished anyway"
+        return "never"
+
+    outcome = await Executor([stubborn]).execute(ToolCall(id="1", name="stubborn"))
+    assert isinstance(outcome, Completed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+    await asyncio.sleep(0)  # no cancellation is pending for this task
+
+
+async def test_a_long_deadline_never_fires_early() -> None:
+    """A shared (coarse) deadline may fire late, never before its time."""
+
+    @tool(read_only=True, timeout=1.0)
+    async def half(n: int) -> int:
+        """Wait half the deadline."""
+        await anyio.sleep(0.5)
+        return n
+
+    executor = Executor([half])
+    calls = [ToolCall(id=str(i), name="half", arguments={"n": i}) for i in range(20)]
+    outcomes = await executor.execute_many(calls, max_concurrency=20)
+    assert [o.result.structured for o in outcomes] == list(range(20))
+
+
+async def test_the_current_task_is_read_at_native_speed() -> None:
+    """The watchdog's task lookup finds the running task (asyncio's own table or function)."""
+    import asyncio
+
+    from invokit.execution._invoke import watchdog
+
+    loop = asyncio.get_running_loop()
+    assert watchdog(loop).task(loop) is asyncio.current_task()
+
+    async def inner() -> bool:
+        return watchdog(loop).task(loop) is asyncio.current_task()
+
+    assert await asyncio.create_task(inner())

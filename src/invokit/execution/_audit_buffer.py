@@ -59,13 +59,34 @@ def encode_record(value: Any) -> bytes:
     that serializer refuses (a lone surrogate), goes through the slower Python walk that redacts
     and escapes.
     """
-    try:
-        data: bytes = _to_json()(value, bytes_mode="base64", fallback=_fallback)
-    except Exception:  # PydanticSerializationError, and whatever a fallback raised
-        data = b'"credentials"'
+    data = b'"credentials"'
+    if _plain(value):
+        try:
+            data = _to_json()(value, bytes_mode="base64", fallback=_fallback)
+        except Exception:  # PydanticSerializationError, and whatever a fallback raised
+            data = b'"credentials"'
     if b'"credentials"' in data:
         return json.dumps(jsonable(value), separators=(",", ":")).encode("ascii")
     return data
+
+
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None), dict})
+
+
+def _plain(record: Any) -> bool:
+    """Whether a record's values (and its ``data``'s) are JSON types, so the fast serializer
+    writes them as :func:`jsonable` would; the executor's own events always are. Requests,
+    sets, bytes and other objects take the slower walk."""
+    if type(record) is not dict:
+        return False
+    data = record.get("data")
+    values = list(record.values()) + (list(data.values()) if type(data) is dict else [])
+    for item in values:
+        kind = type(item)
+        if kind in _PLAIN_TYPES or (kind is list and all(type(i) in _PLAIN_TYPES for i in item)):
+            continue
+        return False
+    return True
 
 
 def dumps_record(value: Any) -> str:
