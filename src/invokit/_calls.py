@@ -318,6 +318,35 @@ def new_result(
     return result
 
 
+def new_text_result(call_id: str, name: str, text: str, duration: float) -> ToolResult:
+    """A successful result of one text part, which is also the ``structured`` value (what a
+    tool returning ``str`` gets), in one call."""
+    part: TextPart = _new(TextPart)
+    _set_text(part, text)
+    result: ToolResult = _new(ToolResult)
+    (
+        s_call,
+        s_name,
+        s_content,
+        s_structured,
+        s_is_error,
+        s_error,
+        s_duration,
+        s_truncated,
+        s_meta,
+    ) = _RESULT_SLOTS
+    s_call(result, call_id)
+    s_name(result, name)
+    s_content(result, (part,))
+    s_structured(result, text)
+    s_is_error(result, False)
+    s_error(result, None)
+    s_duration(result, duration)
+    s_truncated(result, False)
+    s_meta(result, {})
+    return result
+
+
 _set_metadata = ToolResult.__dict__["metadata"].__set__
 _set_kind = ErrorInfo.__dict__["kind"].__set__
 _set_message = ErrorInfo.__dict__["message"].__set__

@@ -188,15 +188,18 @@ def test_reader_skips_torn_last_line(tmp_path: Path) -> None:
 
 def test_plain_records_read_back_as_written(tmp_path: Path) -> None:
     """The fast serializer writes what the careful walk would: text, numbers, nesting."""
-    from invokit.execution._audit_buffer import encode_record, jsonable
+    from invokit.execution._audit_buffer import encode_event, encode_record, jsonable
 
-    record = event(
+    completed = event(
         type_="completed",
         arguments={"city": "Málaga ☀", "days": 3, "ratio": 0.1, "nested": [1, {"a": None}]},
         is_error=False,
         duration=1.5e-05,
-    ).to_dict()
-    assert json.loads(encode_record(record)) == json.loads(json.dumps(jsonable(record)))
+    )
+    record = completed.to_dict()
+    expected = json.loads(json.dumps(jsonable(record)))
+    assert json.loads(encode_record(record)) == expected
+    assert json.loads(encode_event(completed)) == expected
 
 
 def test_secrets_and_broken_text_take_the_careful_path(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import BufferedSink, encode_record, jsonable
+from invokit.execution._audit_buffer import BufferedSink, encode_event, jsonable
 from invokit.execution._events import Event
 
 DEFAULT_FILE = "audit.jsonl"
@@ -49,7 +49,7 @@ class JsonlAuditSink(BufferedSink):
         super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
 
     def _write(self, events: list[Event]) -> None:
-        data = b"\n".join([encode_record(e.to_dict()) for e in events]) + b"\n"
+        data = b"\n".join([encode_event(e) for e in events]) + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             while data:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, ToolResult, new_error_result, new_result, new_text_part
+from invokit._calls import ToolCall, ToolResult, new_error_result, new_text_result
 from invokit._ids import new_id
 from invokit.exceptions import (
     ArgumentsError,
@@ -24,11 +24,11 @@ from invokit.execution import _approving
 from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import (
+    PRECISE_BELOW,
     Watchdog,
-    fired_anyway,
     loop_getter,
+    rounds,
     run_with_timeout,
-    timed_out,
     watchdog,
 )
 from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
@@ -157,6 +157,8 @@ class Executor:
             timeout=spec.timeout if spec.timeout is not None else self.limits.timeout,
             limit=spec.output_limit or self.limits.output,
         )
+        if prepared.timeout >= PRECISE_BELOW:
+            prepared.rounds = rounds(prepared.timeout)
         inner = found
         while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
             inner = inner.inner
@@ -241,29 +243,32 @@ class Executor:
             coro = prepared.direct(**(convert(args) if convert is not None else args))  # type: ignore[misc]
             get_loop = self._get_loop or self._find_loop()
             loop = get_loop() if get_loop is not None else None
-            if loop is None:
+            due = prepared.rounds
+            if loop is None or not due:
                 value, late = await run_with_timeout(coro, prepared.timeout)
-            else:  # run_with_timeout, inlined: one coroutine frame less per call
+            else:
+                # Watchdog.arm and run_with_timeout, inlined: this is every plain call's cost.
                 dog = self._dog
                 if dog is None or dog.loop is not loop:
                     dog = self._dog = watchdog(loop)
-                deadline = dog.arm(coro, prepared.timeout)
+                deadlines = dog.deadlines
+                deadlines[coro] = (dog.task(loop), dog.round + due)
+                if dog.timer is None:
+                    dog.start()
                 try:
                     value = await coro
                 except BaseException as exc:
-                    dog.disarm(coro, deadline)
-                    if not timed_out(deadline, exc):
+                    del deadlines[coro]
+                    if not dog.timed_out(coro, exc):
                         raise
                     value, late = None, True
                 else:
-                    dog.disarm(coro, deadline)
-                    late = fired_anyway(deadline)
+                    del deadlines[coro]
+                    late = bool(dog.fired) and dog.fired_anyway(coro)
             if late:
                 result = self._timeout(call, prepared)
             elif type(value) is str and len(value) <= prepared.limit.max_chars:
-                result = new_result(
-                    call.id, name, (new_text_part(value),), value, None, perf_counter() - start
-                )
+                result = new_text_result(call.id, name, value, perf_counter() - start)
                 if "completed" in sinks:
                     self._emit("completed", call, completed_data(result, args, settled, None))
                 return completed(result)

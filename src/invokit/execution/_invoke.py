@@ -24,63 +24,97 @@ SLOT = 0.05
 PRECISE_BELOW = 1.0
 """Deadlines shorter than this get their own timer."""
 
-# An armed deadline: [task, due round, fired, task.cancelling() before firing, own timer].
-Deadline = list[Any]
-_TASK, _DUE, _FIRED, _BEFORE, _TIMER = range(5)
+
+def rounds(seconds: float) -> int:
+    """How many watchdog rounds a deadline of ``seconds`` lasts (one more than fit: rounds are
+    at least ``SLOT`` apart, so counting them never fires early)."""
+    return math.ceil(seconds / SLOT) + 1
 
 
 class Watchdog:
-    """The armed deadlines of one event loop, checked every ``SLOT`` seconds."""
+    """The armed deadlines of one event loop, checked every ``SLOT`` seconds.
 
-    __slots__ = ("deadlines", "loop", "round", "task", "timer")
+    A call arms with ``deadlines[key] = (task, watchdog.round + rounds(seconds))`` (then
+    :meth:`start`), where ``key`` is the tool's coroutine, and disarms with
+    ``del deadlines[key]``: that is all a call that finishes in time pays. A deadline that fires
+    cancels its task and is noted in ``fired``; :meth:`timed_out` and :meth:`fired_anyway` read
+    that note after the call.
+    """
+
+    __slots__ = ("deadlines", "fired", "loop", "round", "task", "timer")
 
     def __init__(self, loop: Any) -> None:
         self.loop = loop
-        self.task = _current_task_getter()
         self.round = 0
-        self.deadlines: dict[object, Deadline] = {}
+        self.deadlines: dict[object, tuple[Any, int]] = {}
+        self.fired: dict[object, tuple[Any, int]] = {}
+        """key → (task, ``task.cancelling()`` before the deadline cancelled it)."""
         self.timer: Any = None
+        self.task: Callable[[Any], Any] = _current_task_getter()
+        """``task(loop)``: the running task, at C speed."""
 
-    def arm(self, key: object, seconds: float) -> Deadline:
-        """Watch the running task for ``seconds``; ``key`` (the coroutine) names the entry."""
-        # Rounds are at least SLOT apart, so counting them never fires early.
-        deadline = [
-            self.task(self.loop),
-            self.round + math.ceil(seconds / SLOT) + 1,
-            False,
-            0,
-            None,
-        ]
+    def start(self) -> None:
+        """Schedule the next round, when none is scheduled."""
+        if self.timer is None:
+            self.timer = self.loop.call_later(SLOT, self._check)
+
+    def arm(self, key: object, seconds: float) -> None:
+        """Watch the running task for ``seconds``; ``key`` (the coroutine) names the deadline."""
+        task = self.task(self.loop)
         if seconds < PRECISE_BELOW:
-            deadline[_TIMER] = self.loop.call_later(seconds, _fire, deadline)
+            self.deadlines[key] = (task, -1)  # never due in a round: its own timer fires it
+            self.loop.call_later(seconds, self._fire_precise, key)
         else:
-            self.deadlines[key] = deadline
-            if self.timer is None:
-                self.timer = self.loop.call_later(SLOT, self._check)
-        return deadline
+            self.deadlines[key] = (task, self.round + rounds(seconds))
+            self.start()
 
-    def disarm(self, key: object, deadline: Deadline) -> None:
-        """Stop watching (the call finished, or its deadline fired)."""
-        timer = deadline[_TIMER]
-        if timer is not None:
-            timer.cancel()
-        else:
-            self.deadlines.pop(key, None)
+    def disarm(self, key: object) -> None:
+        """Stop watching ``key`` (the call finished, or its deadline fired)."""
+        self.deadlines.pop(key, None)
+
+    def timed_out(self, key: object, exc: BaseException) -> bool:
+        """After ``exc`` came out of the call: whether it is the cancellation this deadline
+        caused (the cancel request is then withdrawn) rather than the caller's."""
+        if not self.fired:
+            return False
+        noted = self.fired.pop(key, None)
+        if noted is None:
+            return False
+        import asyncio  # loaded already: a deadline fired on its loop
+
+        task, before = noted
+        return isinstance(exc, asyncio.CancelledError) and task.uncancel() <= before
+
+    def fired_anyway(self, key: object) -> bool:
+        """After a normal return: whether the deadline fired and the tool swallowed the
+        cancellation (the cancel request is then withdrawn: the call ran past its deadline)."""
+        noted = self.fired.pop(key, None)
+        if noted is None:
+            return False
+        noted[0].uncancel()
+        return True
+
+    def _fire(self, key: object, task: Any) -> None:
+        self.fired[key] = (task, task.cancelling())
+        task.cancel()
+
+    def _fire_precise(self, key: object) -> None:
+        entry = self.deadlines.get(key)
+        if entry is not None and key not in self.fired:
+            self._fire(key, entry[0])
 
     def _check(self) -> None:
         self.round += 1
         now = self.round
-        due = [d for d in self.deadlines.values() if d[_DUE] <= now and not d[_FIRED]]
-        for deadline in due:
-            _fire(deadline)
+        fired = self.fired
+        due = [
+            (key, task)
+            for key, (task, at) in self.deadlines.items()
+            if 0 <= at <= now and key not in fired
+        ]
+        for key, task in due:
+            self._fire(key, task)
         self.timer = self.loop.call_later(SLOT, self._check) if self.deadlines else None
-
-
-def _fire(deadline: Deadline) -> None:
-    task = deadline[_TASK]
-    deadline[_BEFORE] = task.cancelling()
-    deadline[_FIRED] = True
-    task.cancel()
 
 
 _dogs: weakref.WeakKeyDictionary[Any, Watchdog] = weakref.WeakKeyDictionary()
@@ -100,27 +134,6 @@ def watchdog(loop: Any) -> Watchdog:
             found = _dogs[loop] = Watchdog(loop)
     _last = found
     return found
-
-
-def timed_out(deadline: Deadline, exc: BaseException) -> bool:
-    """After ``exc`` came out of the call: whether it is the cancellation our deadline caused
-    (then the cancel request is withdrawn and the call reports a timeout), not the caller's."""
-    if not deadline[_FIRED]:
-        return False
-    import asyncio  # loaded already: a deadline fired on its loop
-
-    return (
-        isinstance(exc, asyncio.CancelledError) and deadline[_TASK].uncancel() <= deadline[_BEFORE]
-    )
-
-
-def fired_anyway(deadline: Deadline) -> bool:
-    """After a normal return: whether the deadline fired and the tool swallowed the
-    cancellation (then the cancel request is withdrawn; the call ran past its deadline)."""
-    if deadline[_FIRED]:
-        deadline[_TASK].uncancel()
-        return True
-    return False
 
 
 def loop_getter() -> Callable[[], Any] | None:
@@ -146,16 +159,16 @@ async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tu
             value = await coro
         return (None, True) if scope.cancelled_caught else (value, False)
     dog = watchdog(loop)
-    deadline = dog.arm(coro, seconds)
+    dog.arm(coro, seconds)
     try:
         value = await coro
     except BaseException as exc:
-        dog.disarm(coro, deadline)
-        if timed_out(deadline, exc):
+        dog.disarm(coro)
+        if dog.timed_out(coro, exc):
             return None, True
         raise
-    dog.disarm(coro, deadline)
-    return (None, True) if fired_anyway(deadline) else (value, False)
+    dog.disarm(coro)
+    return (None, True) if dog.fired and dog.fired_anyway(coro) else (value, False)
 
 
 def _current_task_getter() -> Callable[[Any], Any]:

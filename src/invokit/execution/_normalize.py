@@ -14,7 +14,7 @@ from invokit._calls import (
     ToolResult,
     new_json_part,
     new_result,
-    new_text_part,
+    new_text_result,
 )
 from invokit.exceptions import ArgumentsError, NotJsonSafe, ToolError
 from invokit.schema._jsonsafe import to_jsonable
@@ -30,7 +30,7 @@ def value_to_result(call: ToolCall, value: Any) -> ToolResult:
     ``structured`` value.
     """
     if type(value) is str:
-        return new_result(call.id, call.name, (new_text_part(value),), value)
+        return new_text_result(call.id, call.name, value, 0.0)
     if isinstance(value, ToolResult):
         # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(

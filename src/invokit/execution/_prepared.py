@@ -34,5 +34,7 @@ class Prepared:
     settled: Decision | None = None
     """The policy's answer, allow or deny, for every call of a lean tool when no hook runs
     before or after it: the executor then takes its shortest path."""
+    rounds: int = 0
+    """Watchdog rounds the deadline lasts; 0 when it is too short to share the watchdog's."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
