@@ -7,34 +7,25 @@ where asked, approved. Every failure becomes a result the model can read.
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, ToolResult, new_error_result, new_text_result
-from invokit._ids import new_id
+from invokit._calls import ToolCall, new_text_result
 from invokit.exceptions import (
     ArgumentsError,
-    AuthRequired,
 )
 from invokit.execution import _approving
-from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event
-from invokit.execution._hooks import run_before_hooks
+from invokit.execution._events import EventSink
 from invokit.execution._invoke import (
-    PRECISE_BELOW,
     Watchdog,
     loop_getter,
-    rounds,
     run_with_timeout,
     watchdog,
 )
-from invokit.execution._limits import ArtifactStore, Limits, apply_output_limit
-from invokit.execution._normalize import error_to_result, value_to_result
+from invokit.execution._limits import ArtifactStore, Limits
+from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
-    ApprovalRequired,
     AuthorizationRequired,
     ExternalCall,
     Failed,
@@ -42,23 +33,23 @@ from invokit.execution._outcomes import (
     Interrupted,
     Outcome,
     completed,
-    failed,
     interrupt_from_dict,
 )
-from invokit.execution._prepared import Prepared
+from invokit.execution._prepared import Prepared, prepare
 from invokit.execution._records import (
     argument_issues,
     completed_data,
     decision_data,
     denied_message,
+    not_found_message,
     shown,
 )
+from invokit.execution._reporting import Reporter
+from invokit.execution._running import absorb, finish, run, timeout_result
 from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
-from invokit.registry._view import RenamedTool
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
-from invokit.tools._function import FunctionTool
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
@@ -67,7 +58,7 @@ if TYPE_CHECKING:
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision"]]
 
 
-class Executor:
+class Executor(Reporter):
     """Runs tool calls through the guarded pipeline.
 
     Args:
@@ -115,15 +106,9 @@ class Executor:
         self.hooks = tuple(hooks)
         self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
-        self.sinks = tuple(events)
-        self._sinks_for: dict[str, tuple[EventSink, ...]] = {}
-        for kind in sorted(ALL_EVENT_TYPES):
-            wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
-            if wanted:
-                self._sinks_for[kind] = wanted
+        self._listen(events)
         self.resources = resources
         self._prepared: dict[str, Prepared] = {}
-        self._interrupts: dict[str, Interrupt] = {}
         self._always: tuple[str, ...] = ()
         self._policy = self.policy
         self.registry.subscribe(self._prepared.clear)
@@ -145,35 +130,14 @@ class Executor:
     # -- lookup -----------------------------------------------------------------------
 
     def _prepare(self, name: str) -> Prepared | None:
-        found = self.registry.get(name)
-        spec = found.current_spec() if found is not None else None
-        if found is None or spec is None:
-            return None
-        prepared = Prepared(
-            tool=found,
-            spec=spec,
-            validator=found.validator,
-            policy=self._policy.compile(spec),
-            timeout=spec.timeout if spec.timeout is not None else self.limits.timeout,
-            limit=spec.output_limit or self.limits.output,
+        prepared = prepare(
+            self.registry.get(name),
+            self._policy,
+            self.limits,
+            hooked=bool(self._before or self._after),
         )
-        if prepared.timeout >= PRECISE_BELOW:
-            prepared.rounds = rounds(prepared.timeout)
-        inner = found
-        while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
-            inner = inner.inner
-        if isinstance(inner, FunctionTool) and not inner.external:
-            shortcut = inner.direct()
-            if shortcut is not None:
-                prepared.direct, prepared.convert = shortcut
-                prepared.lean = not inner.declares_permissions
-        prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
-        settled = prepared.policy.constant
-        hooked = self._before or self._after
-        if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":
-            prepared.settled = settled
-            prepared.denied = denied_message(spec.name, settled)
-        self._prepared[name] = prepared
+        if prepared is not None:
+            self._prepared[name] = prepared
         return prepared
 
     def _lookup(self, name: str) -> Prepared | None:
@@ -183,13 +147,7 @@ class Executor:
         return prepared
 
     def _not_found(self, call: ToolCall) -> str:
-        available = [spec.name for spec in self.registry.specs()]
-        from difflib import get_close_matches
-
-        close = get_close_matches(call.name, available, n=1)
-        listed = ", ".join(available) if available else "(none)"
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        return f"No tool named {call.name!r}. Available tools: {listed}.{hint}"
+        return not_found_message(call.name, [spec.name for spec in self.registry.specs()])
 
     # -- the pipeline -----------------------------------------------------------------
 
@@ -266,7 +224,7 @@ class Executor:
                     del deadlines[coro]
                     late = bool(dog.fired) and dog.fired_anyway(coro)
             if late:
-                result = self._timeout(call, prepared)
+                result = timeout_result(call, prepared)
             elif type(value) is str and len(value) <= prepared.limit.max_chars:
                 result = new_text_result(call.id, name, value, perf_counter() - start)
                 if "completed" in sinks:
@@ -274,13 +232,11 @@ class Executor:
                 return completed(result)
             else:
                 result = value_to_result(call, value)
-        except AuthRequired as exc:
-            return self._interrupted(self._authorization(call, args, exc))
-        except Exception as exc:  # the one translation boundary for tool bodies
-            result = error_to_result(call, exc)
-        except BaseException:
-            self._cancelled(call, args, None)
-            raise
+        except BaseException as exc:
+            absorbed = absorb(self, call, args, None, exc)
+            if isinstance(absorbed, Interrupted):
+                return absorbed
+            result = absorbed
         return self._finish(prepared, call, args, result, start, settled, None, fresh=True)
 
     async def _guarded(
@@ -325,126 +281,8 @@ class Executor:
             prepared, call, args, ctx, start, approved=approved, decision=decision
         )
 
-    async def _run(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext | None,
-        start: float,
-        *,
-        approved: ApprovalRequest | None,
-        decision: Decision | None,
-        rewritten: bool = False,
-    ) -> Outcome:
-        """Hooks, then the tool, then limits. ``ctx`` is ``None`` only on the lean path (a plain
-        async function that never sees a context)."""
-        tool = prepared.tool
-        if self._before and not rewritten:
-            if ctx is None:
-                ctx = ToolContext(call, resources=self.resources)
-            outcome = await run_before_hooks(self, prepared, call, args, ctx, start, approved)
-            if outcome is not None:
-                return outcome
-        if tool.external:
-            interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
-            return self._interrupted(interrupt)
-        if "started" in self._sinks_for:
-            self._emit("started", call, {})
-        try:
-            if ctx is not None:
-                ctx.bind_policy(
-                    prepared.policy, args, decision.verdict if decision is not None else "ask"
-                )
-            if not tool._ready:
-                await tool.ensure_setup()
-            direct = prepared.direct
-            if direct is not None:
-                convert = prepared.convert
-                coro = direct(**(convert(args) if convert is not None else args))
-            else:
-                if ctx is None:
-                    ctx = ToolContext(call, resources=self.resources)
-                coro = tool.invoke(args, ctx)
-            value, late = await run_with_timeout(coro, prepared.timeout)
-            if late:
-                if ctx is not None:
-                    ctx.cancel()
-                result = self._timeout(call, prepared)
-            else:
-                result = value_to_result(call, value)
-        except AuthRequired as exc:
-            return self._interrupted(self._authorization(call, args, exc))
-        except Exception as exc:  # the one translation boundary for tool bodies
-            result = error_to_result(call, exc)
-        except BaseException:
-            self._cancelled(call, args, ctx)
-            raise
-        fresh = True
-        for hook in self._after:
-            try:
-                replaced = await hook.after_call(call, result)
-            except Exception as exc:
-                replaced = ToolResult.failure(
-                    call, "hook_failed", f"An after_call hook failed: {exc!r}"
-                )
-            if replaced is not None:
-                result, fresh = replaced, False
-        return self._finish(prepared, call, args, result, start, decision, approved, fresh=fresh)
-
-    def _finish(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        result: ToolResult,
-        start: float,
-        decision: Decision | None,
-        approved: ApprovalRequest | None,
-        *,
-        fresh: bool,
-    ) -> Outcome:
-        """The output limit, the approval id and the duration on ``result``; then the event."""
-        result = apply_output_limit(result, prepared.limit, self.artifacts)
-        if approved is not None:
-            result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
-            fresh = True
-        if fresh:
-            # A result built in this call that nobody else holds yet: stamp the duration in
-            # place instead of copying a frozen dataclass on the hot path.
-            object.__setattr__(result, "duration", perf_counter() - start)
-        else:
-            result = replace(result, duration=perf_counter() - start)
-        if "completed" in self._sinks_for:
-            self._emit("completed", call, completed_data(result, args, decision, approved))
-        return completed(result)
-
-    def _timeout(self, call: ToolCall, prepared: Prepared) -> ToolResult:
-        return ToolResult.failure(
-            call,
-            "timeout",
-            f"Tool {call.name!r} did not finish within {prepared.timeout:g} s and was stopped. "
-            "Try a smaller request.",
-        )
-
-    def _authorization(
-        self, call: ToolCall, args: dict[str, Any], exc: AuthRequired
-    ) -> AuthorizationRequired:
-        return AuthorizationRequired(
-            id=new_id("auth_", 12),
-            call=call,
-            arguments=args,
-            provider=exc.provider,
-            scopes=exc.scopes,
-            challenge=exc.challenge,
-        )
-
-    def _cancelled(self, call: ToolCall, args: dict[str, Any], ctx: ToolContext | None) -> None:
-        """Record a cancellation, which then propagates: never swallowed."""
-        if ctx is not None:
-            ctx.cancel()
-        if "failed" in self._sinks_for:
-            self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
+    _run = run
+    _finish = finish
 
     async def resume(
         self,
@@ -576,58 +414,3 @@ class Executor:
         for sink in self.sinks:
             sink.close()
         await self.approvals.close()
-
-    # -- outcomes and events -------------------------------------------------------------
-
-    def _failed(
-        self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
-    ) -> Failed:
-        result = new_error_result(call.id, call.name, kind, message, data, perf_counter() - start)
-        if "failed" in self._sinks_for:
-            self._emit(
-                "failed",
-                call,
-                {
-                    "kind": kind,
-                    "message": message,
-                    "is_error": True,
-                    "arguments": shown(call.arguments),
-                },
-            )
-        return failed(result)
-
-    def _interrupted(self, interrupt: Interrupt) -> Interrupted:
-        if not isinstance(interrupt, ApprovalRequired):
-            self._interrupts[interrupt.id] = interrupt
-        if "interrupted" in self._sinks_for:
-            self._emit("interrupted", interrupt.call, {"kind": interrupt.kind, "id": interrupt.id})
-        return Interrupted(interrupt)
-
-    def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        event = new_event(kind, call.id, call.name, time.time(), call.session_id, data)
-        for sink in self._sinks_for[kind]:
-            try:
-                sink.emit(event)
-            except Exception as exc:  # an audit sink must not break a call; it warns
-                warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
-
-    def _progress(
-        self, call: ToolCall, downstream: ProgressCallback | None
-    ) -> ProgressCallback | None:
-        if "progress" not in self._sinks_for:
-            return downstream
-
-        async def report(progress: Progress) -> None:
-            self._emit(
-                "progress",
-                call,
-                {
-                    "progress": progress.progress,
-                    "total": progress.total,
-                    "message": progress.message,
-                },
-            )
-            if downstream is not None:
-                await downstream(progress)
-
-        return report

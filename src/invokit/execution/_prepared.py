@@ -7,11 +7,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from invokit._spec import OutputLimit, ToolSpec
+from invokit.execution._invoke import PRECISE_BELOW, rounds
+from invokit.execution._records import denied_message
+from invokit.registry._view import RenamedTool
 from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._base import Tool
+from invokit.tools._function import FunctionTool
 
 if TYPE_CHECKING:
-    from invokit.permissions import Decision, ToolPolicy
+    from invokit.execution._limits import Limits
+    from invokit.permissions import Decision, Policy, ToolPolicy
 
 
 @dataclass(slots=True)
@@ -38,3 +43,35 @@ class Prepared:
     """Watchdog rounds the deadline lasts; 0 when it is too short to share the watchdog's."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
+
+
+def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool) -> Prepared | None:
+    """What the executor keeps about ``found`` under ``policy`` and ``limits`` (``None`` for
+    no tool, or a hidden one). ``hooked``: hooks run before or after calls."""
+    spec = found.current_spec() if found is not None else None
+    if found is None or spec is None:
+        return None
+    prepared = Prepared(
+        tool=found,
+        spec=spec,
+        validator=found.validator,
+        policy=policy.compile(spec),
+        timeout=spec.timeout if spec.timeout is not None else limits.timeout,
+        limit=spec.output_limit or limits.output,
+    )
+    if prepared.timeout >= PRECISE_BELOW:
+        prepared.rounds = rounds(prepared.timeout)
+    inner = found
+    while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
+        inner = inner.inner
+    if isinstance(inner, FunctionTool) and not inner.external:
+        shortcut = inner.direct()
+        if shortcut is not None:
+            prepared.direct, prepared.convert = shortcut
+            prepared.lean = not inner.declares_permissions
+    prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
+    settled = prepared.policy.constant
+    if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":
+        prepared.settled = settled
+        prepared.denied = denied_message(spec.name, settled)
+    return prepared

@@ -58,3 +58,13 @@ def shown(arguments: Any) -> Any:
     if isinstance(arguments, str):
         return arguments if len(arguments) <= 4096 else arguments[:4096] + "…"
     return dict(arguments)
+
+
+def not_found_message(name: str, available: list[str]) -> str:
+    """What a model is told about an unknown tool: what there is, and the closest name."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, available, n=1)
+    listed = ", ".join(available) if available else "(none)"
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"No tool named {name!r}. Available tools: {listed}.{hint}"

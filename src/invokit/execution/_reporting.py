@@ -1,0 +1,100 @@
+"""Events and refusals: what the executor tells its sinks, and the results of calls that
+failed before their tool ran."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from time import perf_counter
+from typing import Any
+
+from invokit._calls import ToolCall, new_error_result
+from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event
+from invokit.execution._outcomes import (
+    ApprovalRequired,
+    Failed,
+    Interrupt,
+    Interrupted,
+    failed,
+)
+from invokit.execution._records import shown
+from invokit.tools._context import Progress, ProgressCallback, ToolContext
+
+
+class Reporter:
+    """The executor's event plumbing: which sinks want which events, and the outcomes that
+    are reported as they are returned (failed before running, interrupted)."""
+
+    sinks: tuple[EventSink, ...]
+    _sinks_for: dict[str, tuple[EventSink, ...]]
+    _interrupts: dict[str, Interrupt]
+
+    def _listen(self, events: Sequence[EventSink]) -> None:
+        self.sinks = tuple(events)
+        self._sinks_for = {}
+        for kind in sorted(ALL_EVENT_TYPES):
+            wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
+            if wanted:
+                self._sinks_for[kind] = wanted
+        self._interrupts = {}
+
+    def _failed(
+        self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
+    ) -> Failed:
+        result = new_error_result(call.id, call.name, kind, message, data, perf_counter() - start)
+        if "failed" in self._sinks_for:
+            self._emit(
+                "failed",
+                call,
+                {
+                    "kind": kind,
+                    "message": message,
+                    "is_error": True,
+                    "arguments": shown(call.arguments),
+                },
+            )
+        return failed(result)
+
+    def _interrupted(self, interrupt: Interrupt) -> Interrupted:
+        if not isinstance(interrupt, ApprovalRequired):
+            self._interrupts[interrupt.id] = interrupt
+        if "interrupted" in self._sinks_for:
+            self._emit("interrupted", interrupt.call, {"kind": interrupt.kind, "id": interrupt.id})
+        return Interrupted(interrupt)
+
+    def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
+        event = new_event(kind, call.id, call.name, time.time(), call.session_id, data)
+        for sink in self._sinks_for[kind]:
+            try:
+                sink.emit(event)
+            except Exception as exc:  # an audit sink must not break a call; it warns
+                warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
+
+    def _progress(
+        self, call: ToolCall, downstream: ProgressCallback | None
+    ) -> ProgressCallback | None:
+        if "progress" not in self._sinks_for:
+            return downstream
+
+        async def report(progress: Progress) -> None:
+            self._emit(
+                "progress",
+                call,
+                {
+                    "progress": progress.progress,
+                    "total": progress.total,
+                    "message": progress.message,
+                },
+            )
+            if downstream is not None:
+                await downstream(progress)
+
+        return report
+
+    def _cancelled(self, call: ToolCall, args: dict[str, Any], ctx: ToolContext | None) -> None:
+        """Record a cancellation, which then propagates: never swallowed."""
+        if ctx is not None:
+            ctx.cancel()
+        if "failed" in self._sinks_for:
+            self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
