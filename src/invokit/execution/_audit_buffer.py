@@ -59,15 +59,20 @@ def encode_record(value: Any) -> bytes:
     objects), that mentions ``"credentials"``, or that the serializer refuses (a lone surrogate),
     goes through the slower Python walk that converts, redacts and escapes.
     """
-    data = b'"credentials"'
     if type(value) is dict and _plain(value.get("data")):
         try:
-            data = _serializer().to_json(value)
+            data: bytes = _serializer().to_json(value)
         except Exception:  # PydanticSerializationError: an object it has no form for
-            data = b'"credentials"'
-    if b'"credentials"' in data:
-        return json.dumps(jsonable(value), separators=(",", ":")).encode("ascii")
-    return data
+            pass
+        else:
+            if data.find(_SECRET_KEY) < 0:
+                return data
+    return json.dumps(jsonable(value), separators=(",", ":")).encode("ascii")
+
+
+# A key is written as "name": in compact JSON; inside a string its quotes would be escaped, so
+# this finds exactly the keys to redact.
+_SECRET_KEY = b'"credentials":'
 
 
 def encode_event(event: Event) -> bytes:
@@ -80,7 +85,7 @@ def encode_event(event: Event) -> bytes:
         except Exception:  # PydanticSerializationError: an object it has no form for
             pass
         else:
-            if b'"credentials"' not in data:
+            if data.find(_SECRET_KEY) < 0:
                 return data
     return json.dumps(jsonable(event.to_dict()), separators=(",", ":")).encode("ascii")
 
