@@ -212,3 +212,29 @@ def test_secrets_and_broken_text_take_the_careful_path(tmp_path: Path) -> None:
     assert two["data"]["text"] == "half a pair: \ud800"
     assert "secret" not in sink.path.read_text()
     sink.close()
+
+
+def test_what_json_cannot_hold_takes_the_careful_path(tmp_path: Path) -> None:
+    """Nested objects are written through their to_dict (which may mask secrets), sets sorted,
+    NaN as NaN, keys as JSON names them, whichever path a record takes."""
+    from invokit.execution._audit_buffer import dumps_record
+
+    class ApiKey:
+        def to_dict(self) -> dict[str, str]:
+            return {"value": "***"}
+
+    sink = JsonlAuditSink(tmp_path / "a.jsonl")
+    data = {
+        "arguments": {"key": {"inner": ApiKey()}, "tags": {"c", "a", "b"}},
+        "ratio": float("nan"),
+        "keys": {None: 1, True: 2},
+    }
+    sink.emit(Event(type="received", call_id="c1", tool="t", time=1.0, data=data))
+    sink.flush()
+    text = sink.path.read_text()
+    assert '"value":"***"' in text and "ApiKey" not in text
+    assert '"tags":["a","b","c"]' in text
+    assert '"ratio":NaN' in text
+    assert '"keys":{"null":1,"true":2}' in text
+    assert dumps_record(data) == text.strip()[text.index('"data":') + 7 : -1]
+    sink.close()

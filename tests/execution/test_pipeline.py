@@ -307,3 +307,38 @@ async def test_the_shortest_path_emits_every_step_like_the_full_path() -> None:
             assert first.error is not None and first.error.kind == "denied"
         completed_events = [e for e in sink.events if e.type == final]
         assert sorted(completed_events[0].data) == sorted(completed_events[1].data)
+
+
+async def test_a_subclass_that_overrides_invoke_or_permissions_is_used(
+    recorder: Recorder,
+) -> None:
+    """A FunctionTool subclass that overrides invoke() or permissions() never takes the
+    shortcut that calls the function directly and skips preflight."""
+    from invokit.tools import FunctionTool
+
+    class Wrapped(FunctionTool):
+        async def invoke(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+            return "via invoke: " + str(await super().invoke(args, ctx))
+
+    class Guarded(FunctionTool):
+        def permissions(self, args: Any, ctx: Any) -> Any:
+            return (FileWrite(path=args["path"]),)
+
+    async def write(path: str) -> str:
+        """Write."""
+        recorder.saw("write", path=path)
+        return "wrote " + path
+
+    call = ToolCall(id="1", name="write", arguments={"path": "/etc/passwd"})
+    wrapped = await Executor([Wrapped(write, read_only=True)], policy=Policy.allow_all()).execute(
+        call
+    )
+    assert wrapped.result.text == "via invoke: wrote /etc/passwd"
+    executor = Executor(
+        [Guarded(write, read_only=True)],
+        policy=Policy(allow=["write"], deny=["write(path=/etc/**)"]),
+    )
+    outcome = await executor.execute(call)
+    assert isinstance(outcome, Failed) and outcome.result.error is not None
+    assert outcome.result.error.kind == "denied"
+    assert recorder.count("write") == 1

@@ -218,3 +218,138 @@ async def test_the_current_task_is_read_at_native_speed() -> None:
         return watchdog(loop).task(loop) is asyncio.current_task()
 
     assert await asyncio.create_task(inner())
+
+
+async def test_nested_calls_with_the_same_deadline_both_stop() -> None:
+    """A tool that runs another tool through the executor: when both deadlines come due in the
+    same round, the outer call still times out on time (each deadline keeps its own cancel)."""
+    import asyncio
+    import time
+
+    @tool(read_only=True, timeout=1.0)
+    async def inner() -> str:
+        """Hang."""
+        await asyncio.sleep(30)
+        return "never"
+
+    executor = Executor([inner])
+
+    @tool(read_only=True, timeout=1.0)
+    async def outer() -> str:
+        """Call inner, then keep working."""
+        await executor.execute(ToolCall(id="in", name="inner"))
+        await asyncio.sleep(5)
+        return "outer ran on"
+
+    runner = Executor([outer, inner])
+    started = time.monotonic()
+    outcome = await runner.execute(ToolCall(id="out", name="outer"))
+    assert time.monotonic() - started < 2.5
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+
+
+async def test_a_callers_cancel_is_not_taken_for_a_timeout() -> None:
+    """The caller cancels; the tool cleans up slowly and its deadline passes meanwhile: the
+    caller's cancellation still reaches the caller."""
+    import asyncio
+
+    @tool(read_only=True, timeout=1.0)
+    async def careful() -> str:
+        """Wait; on cancel, clean up slowly, then stop."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(1.5)
+            raise
+        return "never"
+
+    executor = Executor([careful])
+    caller = asyncio.create_task(executor.execute(ToolCall(id="1", name="careful")))
+    await asyncio.sleep(0.2)
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+
+
+async def test_deadlines_keep_time_on_a_busy_loop() -> None:
+    """A deadline is measured on the clock, not in watchdog rounds: a loop kept busy by other
+    work (each of its turns blocking) does not stretch it."""
+    import asyncio
+    import time
+
+    @tool(read_only=True, timeout=1.0)
+    async def hang() -> str:
+        """Hang."""
+        await asyncio.sleep(60)
+        return "never"
+
+    async def busy() -> None:
+        while True:
+            time.sleep(0.2)  # noqa: ASYNC251 - work that does not yield, on purpose
+            await asyncio.sleep(0)
+
+    hog = asyncio.create_task(busy())
+    try:
+        started = time.monotonic()
+        outcome = await Executor([hang]).execute(ToolCall(id="1", name="hang"))
+        elapsed = time.monotonic() - started
+    finally:
+        hog.cancel()
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    assert 1.0 <= elapsed < 2.0
+
+
+async def test_one_broken_deadline_does_not_stop_the_others() -> None:
+    """An entry whose task cannot be cancelled raises inside the watchdog's round; the next
+    rounds still run and other deadlines still fire."""
+    import asyncio
+    import time
+
+    from invokit.execution._invoke import watchdog
+
+    @tool(read_only=True, timeout=1.0)
+    async def hang() -> str:
+        """Hang."""
+        await asyncio.sleep(60)
+        return "never"
+
+    loop = asyncio.get_running_loop()
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, _context: None)
+    dog = watchdog(loop)
+    dog.deadlines[object()] = (object(), 0.0, 0)  # due now; has no cancel()
+    dog.start()
+    try:
+        started = time.monotonic()
+        outcome = await Executor([hang]).execute(ToolCall(id="1", name="hang"))
+    finally:
+        dog.deadlines.clear()
+        dog.fired.clear()
+        loop.set_exception_handler(handler)
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    assert time.monotonic() - started < 2.0
+
+
+def test_event_loops_are_not_kept_alive() -> None:
+    """Watchdogs hold their loop; nothing holds a watchdog once its loop's calls are done."""
+    import asyncio
+    import gc
+    import weakref
+
+    @tool(read_only=True)
+    async def ping() -> str:
+        """Answer."""
+        return "pong"
+
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def once() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        await Executor([ping]).execute(ToolCall(id="1", name="ping"))
+
+    for _ in range(5):
+        asyncio.run(once())
+    gc.collect()
+    assert sum(ref() is not None for ref in loops) == 0

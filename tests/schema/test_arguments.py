@@ -430,3 +430,33 @@ def test_validator_and_parse_arguments_agree_on_text(
             return type(error).__name__
 
     assert outcome(validator) == outcome(lambda t: parse_arguments(t, max_depth=max_depth))
+
+
+@pytest.mark.parametrize("mapping", [False, True], ids=["text", "mapping"])
+def test_issues_inside_another_schema_resource_name_its_own_expectation(mapping: bool) -> None:
+    """A subschema with its own $id: the issue says what that subschema expects, not what a
+    keyword at the same path of the root schema says."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "maximum": 100}, "b": {"$ref": "urn:lim"}},
+        "$defs": {
+            "lim": {
+                "$id": "urn:lim",
+                "type": "object",
+                "properties": {"n": {"type": "integer", "maximum": 3}},
+            }
+        },
+    }
+    arguments: Any = {"n": 1, "b": {"n": 50}}
+    found = _issues(ArgumentValidator(schema), arguments if mapping else json.dumps(arguments))
+    assert found == {"/b/n": ("maximum: 3", "50")}
+
+
+def test_issues_in_tuples_show_the_value() -> None:
+    """Arguments given as a mapping may hold tuples; an issue inside one shows its value."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+    }
+    found = _issues(ArgumentValidator(schema), {"a": (1, "x")})
+    assert found == {"/a/1": ("type: ['integer']", '"x"')}

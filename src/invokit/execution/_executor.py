@@ -8,7 +8,7 @@ where asked, approved. Every failure becomes a result the model can read.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall, new_text_result
@@ -200,17 +200,18 @@ class Executor(Reporter):
             convert = prepared.convert
             coro = prepared.direct(**(convert(args) if convert is not None else args))  # type: ignore[misc]
             get_loop = self._get_loop or self._find_loop()
-            loop = get_loop() if get_loop is not None else None
-            due = prepared.rounds
-            if loop is None or not due:
+            dog, task = self._dog, None
+            loop = get_loop() if get_loop is not None and prepared.shared_deadline else None
+            if loop is not None:
+                if dog is None or dog.loop is not loop:
+                    dog = self._dog = watchdog(loop)
+                task = dog.task(loop)
+            if dog is None or task is None:
                 value, late = await run_with_timeout(coro, prepared.timeout)
             else:
                 # Watchdog.arm and run_with_timeout, inlined: this is every plain call's cost.
-                dog = self._dog
-                if dog is None or dog.loop is not loop:
-                    dog = self._dog = watchdog(loop)
                 deadlines = dog.deadlines
-                deadlines[coro] = (dog.task(loop), dog.round + due)
+                deadlines[coro] = (task, monotonic() + prepared.timeout, task.cancelling())
                 if dog.timer is None:
                     dog.start()
                 try:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from invokit._spec import OutputLimit, ToolSpec
-from invokit.execution._invoke import PRECISE_BELOW, rounds
+from invokit.execution._invoke import PRECISE_BELOW
 from invokit.execution._records import denied_message
 from invokit.registry._view import RenamedTool
 from invokit.schema._arguments import ArgumentValidator
@@ -39,8 +39,8 @@ class Prepared:
     settled: Decision | None = None
     """The policy's answer, allow or deny, for every call of a lean tool when no hook runs
     before or after it: the executor then takes its shortest path."""
-    rounds: int = 0
-    """Watchdog rounds the deadline lasts; 0 when it is too short to share the watchdog's."""
+    shared_deadline: bool = False
+    """The deadline is long enough to be checked by the watchdog's rounds (no timer of its own)."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
 
@@ -59,12 +59,16 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         timeout=spec.timeout if spec.timeout is not None else limits.timeout,
         limit=spec.output_limit or limits.output,
     )
-    if prepared.timeout >= PRECISE_BELOW:
-        prepared.rounds = rounds(prepared.timeout)
+    prepared.shared_deadline = prepared.timeout >= PRECISE_BELOW
     inner = found
     while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
         inner = inner.inner
-    if isinstance(inner, FunctionTool) and not inner.external:
+    plain = (
+        isinstance(inner, FunctionTool)
+        and type(inner).invoke is FunctionTool.invoke
+        and type(inner).permissions is FunctionTool.permissions
+    )
+    if isinstance(inner, FunctionTool) and plain and not inner.external:
         shortcut = inner.direct()
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut

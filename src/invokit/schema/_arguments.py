@@ -107,7 +107,15 @@ class ArgumentValidator:
         max_depth: the deepest nesting of arrays and objects accepted.
     """
 
-    __slots__ = ("_expected_at", "_validator", "max_depth", "schema", "strict", "validate")
+    __slots__ = (
+        "_evaluable",
+        "_expected_at",
+        "_validator",
+        "max_depth",
+        "schema",
+        "strict",
+        "validate",
+    )
 
     def __init__(
         self,
@@ -122,6 +130,7 @@ class ArgumentValidator:
         self.max_depth = max_depth
         self._validator = compile_schema(schema, strict=strict, tool=tool)
         self._expected_at: dict[str, str | None] = {}  # per schema location, for issues
+        self._evaluable = _evaluable(schema)
         self.validate: Callable[[str | bytes | Mapping[str, Any]], dict[str, Any]] = (
             _validate_function(self._validator.is_valid, self.issues, max_depth)
         )
@@ -132,8 +141,10 @@ class ArgumentValidator:
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
         """Every schema violation in ``value``, each with its JSON pointer."""
+        if not self._evaluable:
+            return self._composed_issues(value)
         errors = self._validator.evaluate(value).errors()
-        if any(_BRANCHES in error["schemaLocation"] for error in errors):
+        if not all(_plainly_located(error["schemaLocation"]) for error in errors):
             # anyOf/oneOf: one issue per failed union, as iter_errors words it, rather than
             # one per failed branch.
             return self._composed_issues(value)
@@ -169,7 +180,48 @@ class ArgumentValidator:
         return found
 
 
-_BRANCHES = "Of/"  # in the schema location of an error inside an anyOf or oneOf branch
+def _plainly_located(location: str) -> bool:
+    """A location in the root schema and outside any anyOf/oneOf (whose branches evaluation
+    reports one by one)."""
+    return location.startswith("/") and "/anyOf" not in location and "/oneOf" not in location
+
+
+# Keywords whose evaluation output differs from iter_errors (extra issues, locations inside
+# another resource, other wording): a schema with any of them takes iter_errors every time.
+_UNEVALUABLE = (
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "if",
+    "then",
+    "else",
+    "not",
+    "allOf",
+    "contains",
+    "propertyNames",
+    "patternProperties",
+    "prefixItems",
+)
+
+
+def _evaluable(schema: Mapping[str, Any]) -> bool:
+    """Whether issues can come from jsonschema-rs evaluation output for ``schema``: it uses
+    none of :data:`_UNEVALUABLE` (a property of that name also counts: merely slower)."""
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError):
+        return False
+    return not any(f'"{keyword}":' in text for keyword in _UNEVALUABLE)
+
+
 _REQUIRED = " is a required property"
 _UNKNOWN: Any = object()
 _VALUED = frozenset(
@@ -232,7 +284,7 @@ def _resolve(value: Any, pointer: str) -> Any:
         return value.get(pointer[1:])  # a top-level property, the usual case
     for token in _tokens(pointer):
         try:
-            value = value[int(token)] if isinstance(value, list) else value[token]
+            value = value[int(token)] if isinstance(value, list | tuple) else value[token]
         except (KeyError, IndexError, ValueError, TypeError):
             return None
     return value
