@@ -81,8 +81,8 @@ def encode_event(event: Event) -> bytes:
     event itself by a serializer compiled for :class:`Event`, with no dict built in between."""
     if _json_only(event.data):
         try:
-            data: bytes = _event_serializer().to_json(event, warnings="error")
-        except Exception:  # a lone surrogate, or envelope fields of another type
+            data: bytes = _event_serializer().to_json(event, warnings=False)
+        except Exception:  # PydanticSerializationError: a lone surrogate
             pass
         else:
             return data
@@ -94,26 +94,40 @@ def dumps_record(value: Any) -> str:
     return encode_record(value).decode("utf-8")
 
 
-_SCALAR_TYPES = frozenset({str, int, bool, type(None)})
-
-
 def _json_only(value: Any) -> bool:
     """Whether ``value`` is made of JSON values only (dicts with text keys, lists, tuples,
     text, ints, bools, ``None``, finite floats) and has no ``credentials`` key anywhere: then
     the fast serializer writes exactly what :func:`jsonable` and ``json.dumps`` would."""
     kind = type(value)
     if kind is dict:
+        if "credentials" in value:
+            return False
         for key, item in value.items():
-            if type(key) is not str or key in _SECRET_KEYS:
+            if type(key) is not str:
                 return False
-            if type(item) not in _SCALAR_TYPES and not _json_only(item):
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:  # inf - inf and nan - nan are nan
+                    return False
+            elif not _json_only(item):
                 return False
         return True
     if kind is list or kind is tuple:
-        return all(type(item) in _SCALAR_TYPES or _json_only(item) for item in value)
+        for item in value:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif not _json_only(item):
+                return False
+        return True
     if kind is float:
-        return bool(value - value == 0.0)  # inf - inf and nan - nan are nan
-    return kind in _SCALAR_TYPES
+        return bool(value - value == 0.0)
+    return kind is str or kind is int or kind is bool or value is None
 
 
 _compiled: Any = None
