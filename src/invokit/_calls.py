@@ -292,6 +292,7 @@ def new_result(
     structured: Any = None,
     error: ErrorInfo | None = None,
     duration: float = 0.0,
+    metadata: dict[str, Any] | None = None,
 ) -> ToolResult:
     """``ToolResult(...)`` for the executor's hot path (``is_error`` follows ``error``)."""
     result: ToolResult = _new(ToolResult)
@@ -314,37 +315,16 @@ def new_result(
     s_error(result, error)
     s_duration(result, duration)
     s_truncated(result, False)
-    s_meta(result, {})
+    s_meta(result, metadata if metadata else {})
     return result
 
 
 def new_text_result(call_id: str, name: str, text: str, duration: float) -> ToolResult:
     """A successful result of one text part, which is also the ``structured`` value (what a
-    tool returning ``str`` gets), in one call."""
+    tool returning ``str`` gets)."""
     part: TextPart = _new(TextPart)
     _set_text(part, text)
-    result: ToolResult = _new(ToolResult)
-    (
-        s_call,
-        s_name,
-        s_content,
-        s_structured,
-        s_is_error,
-        s_error,
-        s_duration,
-        s_truncated,
-        s_meta,
-    ) = _RESULT_SLOTS
-    s_call(result, call_id)
-    s_name(result, name)
-    s_content(result, (part,))
-    s_structured(result, text)
-    s_is_error(result, False)
-    s_error(result, None)
-    s_duration(result, duration)
-    s_truncated(result, False)
-    s_meta(result, {})
-    return result
+    return new_result(call_id, name, (part,), text, None, duration)
 
 
 _set_metadata = ToolResult.__dict__["metadata"].__set__
@@ -365,7 +345,6 @@ def new_error_result(
     error: ErrorInfo = _new(ErrorInfo)
     _set_kind(error, kind)
     _set_message(error, message)
-    result = new_result(call_id, name, (new_text_part(message),), structured, error, duration)
-    if metadata:
-        _set_metadata(result, metadata)
-    return result
+    part: TextPart = _new(TextPart)
+    _set_text(part, message)
+    return new_result(call_id, name, (part,), structured, error, duration, metadata)

@@ -143,14 +143,14 @@ class ArgumentValidator:
         """Every schema violation in ``value``, each with its JSON pointer."""
         if not self._evaluable:
             return self._composed_issues(value)
-        errors = self._validator.evaluate(value).errors()
-        if not all(_plainly_located(error["schemaLocation"]) for error in errors):
-            # anyOf/oneOf: one issue per failed union, as iter_errors words it, rather than
-            # one per failed branch.
-            return self._composed_issues(value)
         found = []
         expected_at = self._expected_at
-        for error in errors:
+        for error in self._validator.evaluate(value).errors():
+            location: str = error["schemaLocation"]
+            if not location.startswith("/") or "/anyOf" in location or "/oneOf" in location:
+                # Inside a union, evaluation reports each failed branch; iter_errors gives one
+                # issue per failed union. Outside the root resource, locations do not resolve.
+                return self._composed_issues(value)
             message: str = error["error"]
             pointer: str = error["instanceLocation"]
             target = _resolve(value, pointer)
@@ -162,7 +162,6 @@ class ArgumentValidator:
                     continue
                 expected = "required"
             else:
-                location: str = error["schemaLocation"]
                 expected = expected_at.get(location, _UNKNOWN)
                 if expected is _UNKNOWN:
                     expected = expected_at[location] = _expected_at(self.schema, location)
@@ -178,12 +177,6 @@ class ArgumentValidator:
         ]
         found.sort(key=_issue_path)
         return found
-
-
-def _plainly_located(location: str) -> bool:
-    """A location in the root schema and outside any anyOf/oneOf (whose branches evaluation
-    reports one by one)."""
-    return location.startswith("/") and "/anyOf" not in location and "/oneOf" not in location
 
 
 # Keywords whose evaluation output differs from iter_errors (extra issues, locations inside
