@@ -327,7 +327,6 @@ def new_text_result(call_id: str, name: str, text: str, duration: float) -> Tool
     return new_result(call_id, name, (part,), text, None, duration)
 
 
-_set_metadata = ToolResult.__dict__["metadata"].__set__
 _set_kind = ErrorInfo.__dict__["kind"].__set__
 _set_message = ErrorInfo.__dict__["message"].__set__
 
