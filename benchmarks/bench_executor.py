@@ -3,13 +3,18 @@
 Run: ``.venv/bin/python benchmarks/bench_executor.py`` (``--quick`` for fewer rounds).
 
 * floor — what any tool layer must do: ``TypeAdapter.validate_json`` of the arguments, then the call.
-* invokit — ``Executor.execute`` of the same trivial async tool under an allow policy with the
-  JSONL audit sink on (parse + validation + preflight + policy + invoke + normalize + audit).
-* deny / invalid — the refused paths, which must be no slower than a success.
+* python minimum — the least a Python executor with invokit's contract does, inlined by hand.
+* invokit — ``Executor.execute`` of the same trivial async tool under an allow policy, with the
+  JSONL audit sink on and without sinks; deny and invalid, the refused paths.
 * peers — the same tool through openai-agents' ``FunctionTool.on_invoke_tool``, the MCP SDK's
   ``ToolManager.call_tool`` and pydantic-ai's ``ToolManager``, when installed (they are not
   dependencies of invokit; ``pip install openai-agents pydantic-ai-slim`` in a separate venv).
 * concurrency — 1000 concurrent sleeping calls via ``execute_many`` versus a bare ``gather``.
+
+Every contender runs one batch per round, in turn, so a change in the machine's speed hits all
+of them alike; ratios are taken within each round and their median is reported. A batch that
+wrote audit records ends by flushing them, so serializing and writing count against the calls
+that caused them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,7 @@ from invokit import Executor, Limits, Policy, ToolCall, tool
 from invokit.execution import JsonlAuditSink
 
 ARGS = '{"city": "Madrid", "days": 3, "metric": true}'
+INVALID = '{"city": 3, "days": "x", "metric": true}'
 AUDIT_TYPES = ("approval_requested", "approval_resolved", "completed", "failed", "interrupted")
 
 
@@ -44,110 +51,66 @@ class ForecastArgs(BaseModel):
     metric: bool = True
 
 
-async def measure(
-    label: str,
-    once: Callable[[], Awaitable[Any]],
-    rounds: int,
-    batch: int = 200,
-    sink: JsonlAuditSink | None = None,
-) -> float:
-    """Median µs per call over ``rounds`` batches of ``batch`` calls. With a ``sink``, each
-    batch ends by writing out what it logged, so the audit log's whole cost (serializing and
-    writing, which its thread would otherwise do later) is counted against the calls that
-    caused it."""
-    for _ in range(batch * 5):
-        await once()
-    if sink is not None:
-        sink.flush()
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        for _ in range(batch):
-            await once()
-        if sink is not None:
-            sink.flush()
-        samples.append((time.perf_counter_ns() - start) / batch / 1000)
-    median = statistics.median(samples)
-    print(f"{label:<44} {median:8.2f} µs")
-    return median
+@dataclass
+class Contender:
+    label: str
+    once: Callable[[], Awaitable[Any]]
+    sink: JsonlAuditSink | None = None
 
 
-async def bench_floor(rounds: int) -> float:
-    adapter = TypeAdapter(ForecastArgs)
-
-    async def once() -> Any:
-        args = adapter.validate_json(ARGS)
-        return await forecast(args.city, args.days, args.metric)
-
-    return await measure("floor (validate_json + call)", once, rounds)
-
-
-async def bench_minimum(rounds: int) -> float:
-    """The least any Python executor with invokit's contract does per call, inlined by hand:
-    look the tool up, parse and validate the arguments (the same compiled validator), await
-    the function, build the result and the outcome. No policy, no deadline, no events: it
-    shows how much of the floor ratio is simply Python, not the pipeline's steps."""
+def floor_and_minimum() -> list[Contender]:
     from invokit._calls import new_text_result
     from invokit.execution._outcomes import completed
 
+    adapter = TypeAdapter(ForecastArgs)
+
+    async def floor() -> Any:
+        args = adapter.validate_json(ARGS)
+        return await forecast(args.city, args.days, args.metric)
+
+    # The least any Python executor with invokit's contract does per call, inlined by hand:
+    # look the tool up, parse and validate the arguments (the same compiled validator), await
+    # the function, build the result and the outcome. No policy, deadline or events.
     validate = tool(forecast).validator.validate
     table = {"forecast": forecast}
     call = ToolCall(id="c1", name="forecast", arguments=ARGS)
     perf_counter = time.perf_counter
 
-    async def once() -> Any:
+    async def minimum() -> Any:
         start = perf_counter()
-        fn = table[call.name]
-        value = await fn(**validate(call.arguments))
+        value = await table[call.name](**validate(call.arguments))
         return completed(new_text_result(call.id, call.name, value, perf_counter() - start))
 
-    return await measure("python minimum (validate + call + result)", once, rounds)
+    return [
+        Contender("floor (validate_json + call)", floor),
+        Contender("python minimum (validate + call + result)", minimum),
+    ]
 
 
-async def bench_invokit(rounds: int, audit_dir: Path) -> dict[str, float]:
+def invokit_contenders(audit_dir: Path) -> list[Contender]:
     sink = JsonlAuditSink(audit_dir / "audit.jsonl", types=AUDIT_TYPES)
-    executor = Executor([tool(forecast, read_only=True)], policy=Policy.allow_all(), events=[sink])
     call = ToolCall(id="c1", name="forecast", arguments=ARGS)
-    denied_executor = Executor(
-        [tool(forecast, read_only=True)], policy=Policy.deny_all(), events=[sink]
-    )
-    invalid = ToolCall(
-        id="c2", name="forecast", arguments='{"city": 3, "days": "x", "metric": true}'
-    )
-    plain = Executor([tool(forecast, read_only=True)], policy=Policy.allow_all())
-    plain_denied = Executor([tool(forecast, read_only=True)], policy=Policy.deny_all())
-    results = {
-        "invokit": await measure(
-            "invokit execute (allow, audit on)", lambda: executor.execute(call), rounds, sink=sink
-        ),
-        "deny": await measure(
-            "invokit execute (deny, audit on)",
-            lambda: denied_executor.execute(call),
-            rounds,
-            sink=sink,
-        ),
-        "invalid": await measure(
-            "invokit execute (invalid, audit on)",
-            lambda: executor.execute(invalid),
-            rounds,
-            sink=sink,
-        ),
-        "plain": await measure(
-            "invokit execute (allow, no sinks)", lambda: plain.execute(call), rounds
-        ),
-        "plain_deny": await measure(
-            "invokit execute (deny, no sinks)", lambda: plain_denied.execute(call), rounds
-        ),
-        "plain_invalid": await measure(
-            "invokit execute (invalid, no sinks)", lambda: plain.execute(invalid), rounds
-        ),
-    }
-    sink.close()
-    return results
+    invalid = ToolCall(id="c2", name="forecast", arguments=INVALID)
+
+    def executor(policy: Policy, audit: bool) -> Executor:
+        return Executor(
+            [tool(forecast, read_only=True)], policy=policy, events=[sink] if audit else []
+        )
+
+    audited, audited_deny = executor(Policy.allow_all(), True), executor(Policy.deny_all(), True)
+    plain, plain_deny = executor(Policy.allow_all(), False), executor(Policy.deny_all(), False)
+    return [
+        Contender("invokit execute (allow, audit on)", lambda: audited.execute(call), sink),
+        Contender("invokit execute (deny, audit on)", lambda: audited_deny.execute(call), sink),
+        Contender("invokit execute (invalid, audit on)", lambda: audited.execute(invalid), sink),
+        Contender("invokit execute (allow, no sinks)", lambda: plain.execute(call)),
+        Contender("invokit execute (deny, no sinks)", lambda: plain_deny.execute(call)),
+        Contender("invokit execute (invalid, no sinks)", lambda: plain.execute(invalid)),
+    ]
 
 
-async def bench_peers(rounds: int) -> dict[str, float]:
-    found: dict[str, float] = {}
+async def peer_contenders() -> list[Contender]:
+    found: list[Contender] = []
     try:
         from agents import FunctionTool, function_tool  # type: ignore[import-not-found]
         from agents.tool_context import ToolContext as AgentsToolContext  # type: ignore[import-not-found]
@@ -156,10 +119,11 @@ async def bench_peers(rounds: int) -> dict[str, float]:
         context = AgentsToolContext(
             context=None, tool_name="forecast", tool_call_id="c1", tool_arguments=ARGS
         )
-        found["openai-agents"] = await measure(
-            "openai-agents FunctionTool.on_invoke_tool",
-            lambda: agents_tool.on_invoke_tool(context, ARGS),
-            rounds,
+        found.append(
+            Contender(
+                "openai-agents FunctionTool.on_invoke_tool",
+                lambda: agents_tool.on_invoke_tool(context, ARGS),
+            )
         )
     except ImportError as exc:
         print(f"{'openai-agents':<44} not installed ({exc.name})")
@@ -170,23 +134,24 @@ async def bench_peers(rounds: int) -> dict[str, float]:
         server = MCPServer("bench")
         server.add_tool(forecast)
         manager = server._tool_manager
-        context = Context(mcp_server=server, subscriptions=server._subscriptions)
+        mcp_context = Context(mcp_server=server, subscriptions=server._subscriptions)
         arguments = {"city": "Madrid", "days": 3, "metric": True}
-        found["mcp"] = await measure(
-            "mcp SDK ToolManager.call_tool",
-            lambda: manager.call_tool("forecast", arguments, context, convert_result=True),
-            rounds,
+        found.append(
+            Contender(
+                "mcp SDK ToolManager.call_tool",
+                lambda: manager.call_tool("forecast", arguments, mcp_context, convert_result=True),
+            )
         )
     except (ImportError, AttributeError, TypeError) as exc:
         print(f"{'mcp SDK ToolManager':<44} unavailable ({exc!r})")
     try:
-        found.update(await _pydantic_ai(rounds))
+        found.append(await _pydantic_ai())
     except ImportError as exc:
         print(f"{'pydantic-ai':<44} not installed ({exc.name})")
     return found
 
 
-async def _pydantic_ai(rounds: int) -> dict[str, float]:
+async def _pydantic_ai() -> Contender:
     from pydantic_ai import RunContext  # type: ignore[import-not-found]
     from pydantic_ai.messages import ToolCallPart  # type: ignore[import-not-found]
     from pydantic_ai.models.test import TestModel  # type: ignore[import-not-found]
@@ -198,11 +163,34 @@ async def _pydantic_ai(rounds: int) -> dict[str, float]:
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     manager = await ToolManager(toolset).for_run_step(ctx)
     part = ToolCallPart(tool_name="forecast", args=ARGS, tool_call_id="c1")
-    return {
-        "pydantic-ai": await measure(
-            "pydantic-ai ToolManager.handle_call", lambda: manager.handle_call(part), rounds
-        )
-    }
+    return Contender("pydantic-ai ToolManager.handle_call", lambda: manager.handle_call(part))
+
+
+async def run_rounds(
+    contenders: list[Contender], rounds: int, batch: int = 200
+) -> dict[str, list[float]]:
+    """µs per call of every contender, one batch each per round, in turn."""
+    for contender in contenders:  # warm up
+        for _ in range(batch * 2):
+            await contender.once()
+        if contender.sink is not None:
+            contender.sink.flush()
+    samples: dict[str, list[float]] = {c.label: [] for c in contenders}
+    for _ in range(rounds):
+        for contender in contenders:
+            once, sink = contender.once, contender.sink
+            start = time.perf_counter_ns()
+            for _ in range(batch):
+                await once()
+            if sink is not None:
+                sink.flush()
+            samples[contender.label].append((time.perf_counter_ns() - start) / batch / 1000)
+    return samples
+
+
+def ratio(samples: dict[str, list[float]], top: str, bottom: str) -> float:
+    """The median over rounds of ``top / bottom``."""
+    return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
 
 
 async def bench_concurrency(count: int = 1000) -> tuple[float, float]:
@@ -221,9 +209,6 @@ async def bench_concurrency(count: int = 1000) -> tuple[float, float]:
     async def ours() -> None:
         await executor.execute_many(calls)
 
-    def best(samples: list[float]) -> float:
-        return min(samples)
-
     bare_times, our_times = [], []
     for _ in range(7):
         start = time.perf_counter()
@@ -232,7 +217,7 @@ async def bench_concurrency(count: int = 1000) -> tuple[float, float]:
         start = time.perf_counter()
         await ours()
         our_times.append(time.perf_counter() - start)
-    b, o = best(bare_times) * 1000, best(our_times) * 1000
+    b, o = min(bare_times) * 1000, min(our_times) * 1000
     print(
         f"{count} concurrent sleeping calls: gather {b:.1f} ms, execute_many {o:.1f} ms ({o / b:.2f}x)"
     )
@@ -242,25 +227,43 @@ async def bench_concurrency(count: int = 1000) -> tuple[float, float]:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    rounds = 20 if parser.parse_args().quick else 60
-    print(f"python {sys.version.split()[0]}, median of {rounds} batches of 200 calls")
+    rounds = 15 if parser.parse_args().quick else 50
+    print(f"python {sys.version.split()[0]}, {rounds} rounds of one 200-call batch per contender")
     with tempfile.TemporaryDirectory() as tmp:
-        floor = await bench_floor(rounds)
-        minimum = await bench_minimum(rounds)
-        ours = await bench_invokit(rounds, Path(tmp))
-    peers = await bench_peers(rounds)
+        ours = invokit_contenders(Path(tmp))
+        peers = await peer_contenders()
+        samples = await run_rounds(floor_and_minimum() + ours + peers, rounds)
+        for contender in ours:
+            if contender.sink is not None:
+                contender.sink.close()
+    floor, audited, plain = (
+        "floor (validate_json + call)",
+        "invokit execute (allow, audit on)",
+        "invokit execute (allow, no sinks)",
+    )
+    for label, values in samples.items():
+        print(
+            f"{label:<44} {statistics.median(values):8.2f} µs  {ratio(samples, label, floor):5.2f}x floor"
+        )
     print()
     print(
-        f"invokit / floor: {ours['invokit'] / floor:.2f}x with audit, {ours['plain'] / floor:.2f}x without   (target <= 2x)"
+        f"invokit / floor: {ratio(samples, audited, floor):.2f}x with audit, "
+        f"{ratio(samples, plain, floor):.2f}x without   (target <= 2x)"
     )
-    print(f"python minimum / floor: {minimum / floor:.2f}x")
+    print(
+        f"python minimum / floor: {ratio(samples, 'python minimum (validate + call + result)', floor):.2f}x"
+    )
     if peers:
-        fastest_name, fastest = min(peers.items(), key=lambda kv: kv[1])
+        fastest = min(peers, key=lambda c: statistics.median(samples[c.label])).label
         print(
-            f"fastest peer {fastest_name}: {fastest:.2f} µs, {fastest / ours['invokit']:.1f}x slower than invokit (target >= 4x)"
+            f"fastest peer {fastest}: {ratio(samples, fastest, audited):.2f}x invokit with audit, "
+            f"{ratio(samples, fastest, plain):.2f}x without (target >= 4x)"
         )
     print(
-        f"deny / success: {ours['deny'] / ours['invokit']:.2f}x, invalid / success: {ours['invalid'] / ours['invokit']:.2f}x"
+        f"deny / success: {ratio(samples, 'invokit execute (deny, audit on)', audited):.2f}x, "
+        f"invalid / success: {ratio(samples, 'invokit execute (invalid, audit on)', audited):.2f}x (audit on); "
+        f"{ratio(samples, 'invokit execute (deny, no sinks)', plain):.2f}x, "
+        f"{ratio(samples, 'invokit execute (invalid, no sinks)', plain):.2f}x (no sinks)"
     )
     await bench_concurrency()
 

@@ -225,10 +225,9 @@ class BufferedSink:
     def flush(self) -> None:
         """Write everything buffered now; an I/O problem is a warning, never an exception."""
         with self._write_lock:
-            batch: list[Event] = []
-            buffer = self._buffer
-            while buffer:
-                batch.append(buffer.popleft())
+            # Exactly the events present now; any emitted meanwhile wait for the next write.
+            take = self._buffer.popleft
+            batch: list[Event] = [take() for _ in range(len(self._buffer))]
             if not batch:
                 return
             try:
