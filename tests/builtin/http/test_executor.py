@@ -61,3 +61,22 @@ async def test_disallowed_methods_are_denied_results(victim: RecordingServer) ->
     assert outcome.result.error is not None
     assert outcome.result.error.kind == "denied"
     assert victim.received == []
+
+
+async def test_a_redirect_cannot_lead_around_a_deny_rule(
+    victim: RecordingServer, site: RecordingServer
+) -> None:
+    """The policy decides the first URL and every redirect target: a hop to a denied host
+    fails the call as 'denied' and that host receives nothing; allowed hops are followed."""
+    victim.route("/", Reply(status=302, headers={"Location": site.url("/secret")}))
+    victim.route("/fine", Reply(status=302, headers={"Location": "/end"}))
+    victim.route("/end", Reply(body=b"done"))
+    policy = Policy(allow=["http.fetch"], deny=[f"http.fetch(net:{site.url('/')}*)"])
+    executor = Executor(http(allow_private=True), policy=policy)
+    refused = await executor.execute(call(victim.url("/")))
+    assert refused.result.error is not None and refused.result.error.kind == "denied"
+    assert site.url("/secret") in refused.result.text
+    assert site.received == []
+    followed = await executor.execute(call(victim.url("/fine")))
+    assert not followed.result.is_error
+    assert followed.result.structured["text"] == "done"

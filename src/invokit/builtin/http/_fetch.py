@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -57,8 +57,12 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         body: str | None = None,
         raw: bool = False,
+        permits: Callable[[str, str], bool] | None = None,
     ) -> FetchResult:
         """Fetch ``url`` and render its body.
+
+        ``permits(url, method)`` is asked before each redirect is followed (the policy saw only
+        the first URL); a hop it refuses fails the fetch.
 
         Raises:
             AccessDenied: the method or a URL on the way is refused.
@@ -80,7 +84,7 @@ class Fetcher:
             raise RetryWithFeedback(f"invalid URL {url!r}: {exc}") from None
         try:
             with anyio.fail_after(self.timeout):
-                return await self._run(start, method, sent, body, raw)
+                return await self._run(start, method, sent, body, raw, permits)
         except TimeoutError:
             raise ToolFailed(
                 f"fetching {url} took longer than {self.timeout:g} s",
@@ -88,7 +92,13 @@ class Fetcher:
             ) from None
 
     async def _run(
-        self, url: httpx.URL, method: str, headers: dict[str, str], body: str | None, raw: bool
+        self,
+        url: httpx.URL,
+        method: str,
+        headers: dict[str, str],
+        body: str | None,
+        raw: bool,
+        permits: Callable[[str, str], bool] | None,
     ) -> FetchResult:
         backend = PinnedBackend()
         # The transport is used without httpx.AsyncClient: the client's body iterators are
@@ -122,6 +132,12 @@ class Fetcher:
                     response.status_code in (301, 302) and method == "POST"
                 ):
                     method, body = "GET", None
+                if permits is not None and not permits(str(target), method):
+                    raise AccessDenied(
+                        f"{url} redirected to {target}, which the policy does not allow "
+                        f"for this call",
+                        data={"url": str(target), "reason": "policy", "redirects": redirects},
+                    )
                 if _origin(target) != _origin(url):
                     headers = {
                         k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS

@@ -13,7 +13,7 @@ from invokit.builtin.http._result import FetchResult
 from invokit.exceptions import InvalidToolDefinition, MissingExtra
 from invokit.permissions import NetworkAccess, PermissionRequest
 from invokit.registry import ToolRegistry
-from invokit.tools import tool
+from invokit.tools import ToolContext, tool
 
 if TYPE_CHECKING:
     from invokit.builtin.http._fetch import Fetcher
@@ -62,6 +62,8 @@ def http(
     Every hop (the URL and each redirect) is checked: http or https only, no credentials in
     the URL, the host in ``allow_hosts``, and every address the name resolves to public;
     the connection then goes to the address that was checked, never to a second lookup.
+    The executor's policy decides the first URL; each redirect target is asked of it again
+    (``ToolContext.permits``), so a deny rule on a host holds through redirects.
 
     Args:
         allow_hosts: host name globs (``"*.example.com"``); other hosts are refused before
@@ -146,8 +148,15 @@ def http(
         headers: HeadersArg = None,
         body: BodyArg = None,
         raw: RawArg = False,
+        *,
+        ctx: ToolContext,
     ) -> FetchResult:
-        return await fetcher.fetch(url, method=method, headers=headers, body=body, raw=raw)
+        def permits(target: str, verb: str) -> bool:
+            return ctx.permits(NetworkAccess(url=target, method=verb))
+
+        return await fetcher.fetch(
+            url, method=method, headers=headers, body=body, raw=raw, permits=permits
+        )
 
     return ToolRegistry([fetch])
 
