@@ -1,0 +1,244 @@
+"""The issues of arguments that break their schema: each with its JSON pointer, what the
+schema expects there and what was given, in words a model can act on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from invokit.exceptions import ArgumentIssue
+
+
+class IssueFinder:
+    """Lists the issues of one compiled schema, from jsonschema-rs's evaluation output where
+    that says the same as ``iter_errors`` (one pass, the expected value looked up once per
+    schema place), from ``iter_errors`` where it does not."""
+
+    __slots__ = ("_evaluable", "_expected_at", "_schema", "_validator")
+
+    def __init__(self, validator: Any, schema: Mapping[str, Any]) -> None:
+        self._validator = validator
+        self._schema = schema
+        self._expected_at: dict[str, str | None] = {}
+        self._evaluable = _evaluable(schema)
+
+    def issues(self, value: Any) -> list[ArgumentIssue]:
+        """Every schema violation in ``value``, each with its JSON pointer."""
+        if not self._evaluable:
+            return self._composed(value)
+        found = []
+        expected_at = self._expected_at
+        for error in self._validator.evaluate(value).errors():
+            location: str = error["schemaLocation"]
+            if not location.startswith("/") or "/anyOf" in location or "/oneOf" in location:
+                # Inside a union, evaluation reports each failed branch; iter_errors gives one
+                # issue per failed union. Outside the root resource, locations do not resolve.
+                return self._composed(value)
+            message: str = error["error"]
+            pointer: str = error["instanceLocation"]
+            target = _resolve(value, pointer)
+            expected: str | None
+            if message.endswith(_REQUIRED):
+                # Also reported (at a wrong location) for a property that is present but
+                # refused by additionalProperties; that issue is reported on its own.
+                if _present(message, target):
+                    continue
+                expected = "required"
+            else:
+                expected = expected_at.get(location, _UNKNOWN)
+                if expected is _UNKNOWN:
+                    expected = expected_at[location] = _expected_at(self._schema, location)
+            found.append(_new_issue(pointer, message, expected, short(target)))
+        found.sort(key=_issue_path)
+        return found
+
+    def _composed(self, value: Any) -> list[ArgumentIssue]:
+        found = [
+            _issue(error)
+            for error in self._validator.iter_errors(value)
+            if not _spurious_required(error)
+        ]
+        found.sort(key=_issue_path)
+        return found
+
+
+# Keywords whose evaluation output differs from iter_errors (extra issues, locations inside
+# another resource, other wording): a schema with any of them takes iter_errors every time.
+_UNEVALUABLE = (
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "if",
+    "then",
+    "else",
+    "not",
+    "allOf",
+    "contains",
+    "propertyNames",
+    "patternProperties",
+    "prefixItems",
+)
+
+
+def _evaluable(schema: Mapping[str, Any]) -> bool:
+    """Whether issues can come from jsonschema-rs evaluation output for ``schema``: it uses
+    none of :data:`_UNEVALUABLE` (a property of that name also counts: merely slower)."""
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError):
+        return False
+    return not any(f'"{keyword}":' in text for keyword in _UNEVALUABLE)
+
+
+_REQUIRED = " is a required property"
+_UNKNOWN: Any = object()
+_VALUED = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "pattern",
+        "multipleOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_issue_slots = tuple(
+    ArgumentIssue.__dict__[n].__set__ for n in ("path", "message", "expected", "actual")
+)
+
+
+def _new_issue(path: str, message: str, expected: str | None, actual: str | None) -> ArgumentIssue:
+    """``ArgumentIssue(...)``, about a fifth of the cost of the frozen dataclass's ``__init__``."""
+    issue: ArgumentIssue = object.__new__(ArgumentIssue)
+    set_path, set_message, set_expected, set_actual = _issue_slots
+    set_path(issue, path)
+    set_message(issue, message)
+    set_expected(issue, expected)
+    set_actual(issue, actual)
+    return issue
+
+
+def _present(message: str, target: Any) -> bool:
+    """Whether the property a "... is a required property" message names is in ``target``."""
+    try:
+        name = json.loads(message[: -len(_REQUIRED)])
+    except ValueError:
+        return False
+    return isinstance(target, dict) and name in target
+
+
+def _issue_path(issue: ArgumentIssue) -> str:
+    return issue.path
+
+
+def _tokens(pointer: str) -> list[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _resolve(value: Any, pointer: str) -> Any:
+    """The part of ``value`` a JSON pointer names (``value`` itself for ``""``)."""
+    if not pointer:
+        return value
+    if type(value) is dict and "~" not in pointer and pointer.count("/") == 1:
+        return value.get(pointer[1:])  # a top-level property, the usual case
+    for token in _tokens(pointer):
+        try:
+            value = value[int(token)] if isinstance(value, list | tuple) else value[token]
+        except (KeyError, IndexError, ValueError, TypeError):
+            return None
+    return value
+
+
+def _expected_at(schema: Any, location: str) -> str | None:
+    """What the schema keyword at ``location`` asks for, e.g. ``maxLength: 3``."""
+    tokens = _tokens(location)
+    if not tokens:
+        return None
+    keyword = tokens[-1]
+    if keyword not in _VALUED:
+        return keyword
+    node = schema
+    for token in tokens:
+        if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            return keyword
+    if keyword == "type" and isinstance(node, str):
+        node = [node]
+    return f"{keyword}: {node!r}"
+
+
+def _spurious_required(error: Any) -> bool:
+    # jsonschema-rs 0.60 also reports "x is a required property" when x is present but refused
+    # by additionalProperties: false; the additionalProperties issue already says what is wrong.
+    kind = error.kind
+    return (
+        type(kind).__name__ == "Required"
+        and isinstance(error.instance, dict)
+        and getattr(kind, "property", None) in error.instance
+    )
+
+
+def _issue(error: Any) -> ArgumentIssue:
+    pointer = "".join(
+        "/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.instance_path
+    )
+    keyword = str(error.schema_path[-1]) if error.schema_path else None
+    return ArgumentIssue(
+        path=pointer,
+        message=error.message,
+        expected=_expected(keyword, error),
+        actual=short(error.instance),
+    )
+
+
+def _expected(keyword: str | None, error: Any) -> str | None:
+    if keyword is None:
+        return None
+    kind = getattr(error, "kind", None)
+    for attr in ("types", "limit", "expected", "pattern", "options"):
+        found = getattr(kind, attr, None)
+        if found is not None:
+            return f"{keyword}: {found!r}"
+    return keyword
+
+
+_SHORT_SCALARS = {True: "true", False: "false", None: "null"}
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A value as a model should see it: JSON (``true``, ``null``, ``"text"``), cut at ``limit``."""
+    # Shown to a model, so in JSON (true, null, "text"), not Python's repr.
+    kind = type(value)
+    if kind is bool or value is None:
+        return _SHORT_SCALARS[value]
+    if kind is int:
+        text = str(value)
+    elif kind is str and value.isprintable() and '"' not in value and "\\" not in value:
+        text = f'"{value}"'
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
