@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -190,9 +191,9 @@ class ToolSpec:
             )
         if not isinstance(self.tags, frozenset):
             object.__setattr__(self, "tags", tag_set(self.tags))
-        if self.timeout is not None and not self.timeout > 0:
+        if self.timeout is not None and not 0 < self.timeout < math.inf:
             raise InvalidToolDefinition(
-                "timeout must be a positive number of seconds", self.timeout, tool=self.name
+                "timeout must be a positive, finite number of seconds", self.timeout, tool=self.name
             )
         if self.concurrency not in (None, "shared", "exclusive"):
             raise InvalidToolDefinition(

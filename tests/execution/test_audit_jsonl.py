@@ -238,3 +238,34 @@ def test_what_json_cannot_hold_takes_the_careful_path(tmp_path: Path) -> None:
     assert '"keys":{"null":1,"true":2}' in text
     assert dumps_record(data) == text.strip()[text.index('"data":') + 7 : -1]
     sink.close()
+
+
+@pytest.mark.anyio
+async def test_a_malformed_call_name_never_reaches_the_log(tmp_path: Path) -> None:
+    """A call whose name is an object (as parsed from a model's output) fails as not_found;
+    neither the log nor the message holds more than the name's type."""
+    from invokit import Executor, ToolCall
+
+    sink = JsonlAuditSink(tmp_path / "a.jsonl")
+    call = ToolCall.from_json('{"id": "c1", "name": {"credentials": {"token": "s3cret"}}}')
+    outcome = await Executor([], events=[sink]).execute(call)
+    assert outcome.result.error is not None and outcome.result.error.kind == "not_found"
+    assert "s3cret" not in outcome.result.text
+    sink.flush()
+    text = sink.path.read_text()
+    assert "s3cret" not in text and '"tool":"<dict>"' in text
+    sink.close()
+
+
+def test_an_event_that_cannot_be_written_does_not_lose_its_batch(tmp_path: Path) -> None:
+    """A cyclic value makes one line that says so; the other events of the batch are written."""
+    cyclic: dict[str, object] = {}
+    cyclic["self"] = cyclic
+    sink = JsonlAuditSink(tmp_path / "a.jsonl")
+    sink.emit(event("c1"))
+    sink.emit(event("c2", arguments=cyclic))
+    sink.emit(event("c3"))
+    records = sink.records()
+    assert [r["call_id"] for r in records] == ["c1", "c2", "c3"]
+    assert "unencodable" in records[1]["data"]
+    sink.close()

@@ -320,7 +320,7 @@ async def test_one_broken_deadline_does_not_stop_the_others() -> None:
     loop.set_exception_handler(lambda _loop, _context: None)
     dog = watchdog(loop)
     dog.deadlines[object()] = (object(), 0.0, 0)  # due now; has no cancel()
-    dog.start()
+    dog.wake(0.0)
     try:
         started = time.monotonic()
         outcome = await Executor([hang]).execute(ToolCall(id="1", name="hang"))
@@ -353,3 +353,114 @@ def test_event_loops_are_not_kept_alive() -> None:
         asyncio.run(once())
     gc.collect()
     assert sum(ref() is not None for ref in loops) == 0
+
+
+async def test_a_swallowed_cancel_does_not_take_another_request_with_it() -> None:
+    """A tool that swallows its deadline's cancellation, nested in a call with the same
+    deadline: the outer deadline's request rode on the same CancelledError and is not lost."""
+    import asyncio
+    import time
+
+    @tool(read_only=True, timeout=1.0)
+    async def swallow() -> str:
+        """Wait; on cancellation, return anyway."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "cleaned up"
+        return "never"
+
+    @tool(read_only=True, timeout=1.0)
+    async def outer() -> str:
+        """Call swallow, then keep working."""
+        await executor.execute(ToolCall(id="inner", name="swallow"))
+        await asyncio.sleep(5)
+        return "outer finished"
+
+    executor = Executor([swallow, outer])
+    started = time.monotonic()
+    outcome = await executor.execute(ToolCall(id="outer", name="outer"))
+    assert time.monotonic() - started < 2.5
+    assert outcome.result.error is not None and outcome.result.error.kind == "timeout"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+
+
+async def test_what_is_not_an_error_passes_a_fired_deadline() -> None:
+    """SystemExit raised after the deadline fired is not turned into a timeout result."""
+    import asyncio
+
+    @tool(read_only=True, timeout=0.05)
+    async def leave() -> str:
+        """Exit when cancelled."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            raise SystemExit(3) from None
+        return "never"
+
+    with pytest.raises(SystemExit):
+        await Executor([leave]).execute(ToolCall(id="1", name="leave"))
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+
+
+async def test_quick_calls_leave_no_timers_behind() -> None:
+    """Calls that finish in time schedule nothing, however short their deadline: the loop has
+    one timer, for the earliest deadline."""
+    import asyncio
+
+    @tool(read_only=True, timeout=0.5)
+    async def quick() -> str:
+        """Answer at once."""
+        return "ok"
+
+    loop = asyncio.get_running_loop()
+    executor = Executor([quick])
+    before = len(loop._scheduled)  # type: ignore[attr-defined]
+    for _ in range(500):
+        await executor.execute(ToolCall(id="1", name="quick"))
+    assert len(loop._scheduled) - before <= 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_every_backend_reports_a_passed_deadline_alike(anyio_backend: str) -> None:
+    """A tool that swallows its cancellation, or turns it into another error, times out on
+    asyncio and trio alike."""
+
+    @tool(read_only=True, timeout=0.1)
+    async def swallow() -> str:
+        """Ignore the cancellation."""
+        try:
+            await anyio.sleep(5)
+        except anyio.get_cancelled_exc_class():
+            return "returned anyway"
+        return "never"
+
+    @tool(read_only=True, timeout=0.1)
+    async def convert() -> str:
+        """Turn the cancellation into an error."""
+        try:
+            await anyio.sleep(5)
+        except anyio.get_cancelled_exc_class():
+            raise ValueError("interrupted") from None
+        return "never"
+
+    executor = Executor([swallow, convert])
+    for name in ("swallow", "convert"):
+        outcome = await executor.execute(ToolCall(id=name, name=name))
+        assert outcome.result.error is not None and outcome.result.error.kind == "timeout", name
+
+
+def test_limits_refuse_what_is_not_a_duration() -> None:
+    """A timeout, approval lifetime or concurrency that is not a positive number is refused."""
+    for bad in (
+        {"timeout": float("nan")},
+        {"timeout": 0},
+        {"timeout": -1.0},
+        {"timeout": float("inf")},
+        {"approval_ttl": 0},
+        {"max_concurrency": 0},
+    ):
+        with pytest.raises(ValueError, match="must be"):
+            Limits(**bad)

@@ -460,3 +460,43 @@ def test_issues_in_tuples_show_the_value() -> None:
     }
     found = _issues(ArgumentValidator(schema), {"a": (1, "x")})
     assert found == {"/a/1": ("type: ['integer']", '"x"')}
+
+
+def test_a_union_of_references_is_one_issue() -> None:
+    """A value that matches no branch of a union of $refs is one issue at the union, as
+    iter_errors reports it, not one issue per failed branch."""
+    schema = {
+        "type": "object",
+        "properties": {"pet": {"anyOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}},
+        "$defs": {
+            "Cat": {
+                "type": "object",
+                "properties": {"lives": {"type": "integer"}},
+                "required": ["lives"],
+            },
+            "Dog": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
+        },
+    }
+    found = _issues(ArgumentValidator(schema), {"pet": {"lives": "nine"}})
+    assert list(found) == ["/pet"]
+
+
+def test_additional_items_are_reported_where_they_are() -> None:
+    """draft-07 additionalItems: the issue points at the item, not at the array."""
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "a": {
+                "type": "array",
+                "items": [{"type": "string"}],
+                "additionalItems": {"type": "integer"},
+            }
+        },
+    }
+    found = _issues(ArgumentValidator(schema), {"a": ["x", 1, "y"]})
+    assert found == {"/a/2": ("type: ['integer']", '"y"')}

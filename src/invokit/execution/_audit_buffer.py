@@ -50,6 +50,11 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def unencodable(exc: Exception) -> dict[str, str]:
+    """The ``data`` written in place of an event's data that could not be encoded."""
+    return {"unencodable": f"{type(exc).__name__}: {exc}"[:300]}
+
+
 def _key(key: Any) -> str:
     """A dict key as JSON writes it: ``None`` is ``"null"``, booleans ``"true"``/``"false"``."""
     if key is None or type(key) is bool:
@@ -79,7 +84,13 @@ def encode_record(value: Any) -> bytes:
 def encode_event(event: Event) -> bytes:
     """:func:`encode_record` of ``event.to_dict()``; the common case is serialized from the
     event itself by a serializer compiled for :class:`Event`, with no dict built in between."""
-    if _json_only(event.data):
+    if (
+        type(event.call_id) is str
+        and type(event.tool) is str
+        and type(event.time) is float
+        and (event.session_id is None or type(event.session_id) is str)
+        and _json_only(event.data)
+    ):
         try:
             data: bytes = _event_serializer().to_json(event, warnings=False)
         except Exception:  # PydanticSerializationError: a lone surrogate

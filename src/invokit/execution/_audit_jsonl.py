@@ -8,8 +8,14 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import BufferedSink, encode_event, jsonable
-from invokit.execution._events import Event
+from invokit.execution._audit_buffer import (
+    BufferedSink,
+    encode_event,
+    encode_record,
+    jsonable,
+    unencodable,
+)
+from invokit.execution._events import Event, text_field
 
 DEFAULT_FILE = "audit.jsonl"
 
@@ -49,7 +55,7 @@ class JsonlAuditSink(BufferedSink):
         super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
 
     def _write(self, events: list[Event]) -> None:
-        data = b"\n".join([encode_event(e) for e in events]) + b"\n"
+        data = b"\n".join([_encoded(e) for e in events]) + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             while data:
@@ -65,6 +71,24 @@ class JsonlAuditSink(BufferedSink):
 
     def __repr__(self) -> str:
         return f"JsonlAuditSink({str(self.path)!r})"
+
+
+def _encoded(event: Event) -> bytes:
+    """One line of the log; an event that cannot be written (a cycle, runaway nesting) becomes
+    a line that says so, and the rest of its batch is still written."""
+    try:
+        return encode_event(event)
+    except Exception as exc:
+        return encode_record(
+            {
+                "type": text_field(event.type),
+                "call_id": text_field(event.call_id),
+                "tool": text_field(event.tool),
+                "time": event.time if type(event.time) is float else None,
+                "session_id": text_field(event.session_id),
+                "data": unencodable(exc),
+            }
+        )
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

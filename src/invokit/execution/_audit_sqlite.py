@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import BufferedSink, dumps_record
-from invokit.execution._events import Event
+from invokit.execution._audit_buffer import BufferedSink, dumps_record, unencodable
+from invokit.execution._events import Event, text_field
 
 DEFAULT_FILE = "audit.sqlite3"
 
@@ -67,12 +67,12 @@ class SqliteAuditSink(BufferedSink):
             raise RuntimeError("the audit database is closed")
         rows = [
             (
-                e.time,
-                e.type,
-                e.call_id,
-                e.tool,
-                e.session_id,
-                dumps_record(e.data),
+                e.time if isinstance(e.time, int | float) else None,
+                text_field(e.type),
+                text_field(e.call_id),
+                text_field(e.tool),
+                text_field(e.session_id),
+                _data(e),
             )
             for e in events
         ]
@@ -138,3 +138,12 @@ class SqliteAuditSink(BufferedSink):
 
     def __repr__(self) -> str:
         return f"SqliteAuditSink({str(self.path)!r})"
+
+
+def _data(event: Event) -> str:
+    """The event's data as JSON; data that cannot be encoded says so instead, and the rest of
+    the batch is still written."""
+    try:
+        return dumps_record(event.data)
+    except Exception as exc:
+        return dumps_record(unencodable(exc))

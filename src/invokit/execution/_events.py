@@ -88,3 +88,13 @@ def new_event(
     event.session_id = session_id
     event.data = data
     return event
+
+
+def text_field(value: Any) -> str | None:
+    """An envelope field (type, call id, tool, session) as text: itself when it is text (or
+    ``None``), else only its type's name, which can hold no secret."""
+    if value is None or type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    return f"<{type(value).__name__}>"

@@ -160,9 +160,9 @@ class Executor(Reporter):
         if "received" in sinks:
             self._emit("received", call, {"arguments": shown(call.arguments)})
         name = call.name
-        if type(name) is not str:
+        if not isinstance(name, str):
             return self._failed(
-                call, start, "not_found", f"A tool name must be text, not {name!r}."
+                call, start, "not_found", f"A tool name must be text, not {type(name).__name__}."
             )
         prepared = self._prepared.get(name)
         if prepared is None or (
@@ -201,7 +201,7 @@ class Executor(Reporter):
             coro = prepared.direct(**(convert(args) if convert is not None else args))  # type: ignore[misc]
             get_loop = self._get_loop or self._find_loop()
             dog, task = self._dog, None
-            loop = get_loop() if get_loop is not None and prepared.shared_deadline else None
+            loop = get_loop() if get_loop is not None else None
             if loop is not None:
                 if dog is None or dog.loop is not loop:
                     dog = self._dog = watchdog(loop)
@@ -211,9 +211,10 @@ class Executor(Reporter):
             else:
                 # Watchdog.arm and run_with_timeout, inlined: this is every plain call's cost.
                 deadlines = dog.deadlines
-                deadlines[coro] = (task, monotonic() + prepared.timeout, task.cancelling())
-                if dog.timer is None:
-                    dog.start()
+                due = monotonic() + prepared.timeout
+                deadlines[coro] = (task, due, task.cancelling())
+                if due < dog.wake_at:
+                    dog.wake(due)
                 try:
                     value = await coro
                 except BaseException as exc:

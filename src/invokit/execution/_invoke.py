@@ -1,17 +1,18 @@
 """Running a tool's coroutine under a timeout, for about the price of a dict entry.
 
 On asyncio a call's deadline is one entry in its event loop's :class:`Watchdog`, armed before
-the tool's coroutine is awaited and dropped after it; nothing is scheduled per call. The
-watchdog wakes every ``SLOT`` seconds while any deadline is armed and cancels the tasks whose
-deadline has passed, the way ``asyncio.timeout`` does: natively, so cancel scopes the tool opens
-itself nest correctly, and with the task's cancel count taken when the deadline is armed, so
-nested deadlines and a caller's own cancellation are told apart. Deadlines under
-``PRECISE_BELOW`` seconds get a timer of their own instead. Other backends (trio), and code
-running outside an asyncio task, run the call inside ``anyio.move_on_after``.
+the tool's coroutine is awaited and dropped after it. The watchdog keeps one timer, set for the
+earliest deadline; a call whose deadline is not the earliest schedules nothing. When it wakes it
+cancels the tasks whose deadline has passed, the way ``asyncio.timeout`` does: natively, so
+cancel scopes the tool opens itself nest correctly, and with the task's cancel count taken when
+the deadline was armed, so nested deadlines and a caller's own cancellation are told apart.
+Other backends (trio), and code running outside an asyncio task, run the call inside
+``anyio.move_on_after``.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import weakref
@@ -19,11 +20,9 @@ from collections.abc import Callable, Coroutine
 from time import monotonic
 from typing import Any
 
-SLOT = 0.05
-"""Seconds between watchdog rounds: a shared deadline fires at most this much later than due
-while the event loop keeps up (never early)."""
-PRECISE_BELOW = 1.0
-"""Deadlines shorter than this get their own timer."""
+GAP = 0.001
+"""Least seconds between two wake-ups: deadlines due within it of each other fire together, at
+most this late (never early), so a burst of calls does not wake the loop once per call."""
 
 Deadline = tuple[Any, float, int]
 """An armed deadline: (task, when it is due on ``time.monotonic()``, ``task.cancelling()``
@@ -31,82 +30,101 @@ when it was armed)."""
 
 
 class Watchdog:
-    """The armed deadlines of one event loop, checked every ``SLOT`` seconds.
+    """The armed deadlines of one event loop, and one timer for the earliest of them.
 
-    A call arms with ``deadlines[key] = (task, monotonic() + seconds, task.cancelling())``
-    (then :meth:`start`), where ``key`` is the tool's coroutine, and disarms with
-    ``del deadlines[key]``: that is all a call that finishes in time pays. A deadline that
-    fires cancels its task and is noted in ``fired``; :meth:`timed_out` and
+    A call arms with ``deadlines[key] = (task, due, task.cancelling())``, where ``key`` is the
+    tool's coroutine and ``due = monotonic() + seconds``, then ``if due < wake_at: wake(due)``;
+    it disarms with ``del deadlines[key]``: that is all a call that finishes in time pays. A
+    deadline that fires cancels its task and is noted in ``fired``; :meth:`timed_out` and
     :meth:`fired_anyway` read that note after the call.
     """
 
-    __slots__ = ("__weakref__", "deadlines", "fired", "loop", "task", "timer")
+    __slots__ = ("__weakref__", "deadlines", "fired", "loop", "task", "timer", "wake_at")
 
     def __init__(self, loop: Any) -> None:
         self.loop = loop
         self.deadlines: dict[object, Deadline] = {}
         self.fired: dict[object, Deadline] = {}
         self.timer: Any = None
+        self.wake_at = math.inf
+        """When the timer fires (``monotonic()``); infinity when none is set."""
         self.task: Callable[[Any], Any] = _current_task_getter()
         """``task(loop)``: the running task (``None`` outside one), at C speed."""
 
-    def start(self) -> None:
-        """Schedule the next round, when none is scheduled."""
-        if self.timer is None:
-            self.timer = self.loop.call_later(SLOT, self._check)
+    def wake(self, due: float) -> None:
+        """Set the timer for ``due`` (earlier than the one set, if any)."""
+        if self.timer is not None:
+            self.timer.cancel()
+        self.wake_at = due
+        self.timer = self.loop.call_later(max(due - monotonic(), 0.0), self._check)
 
     def arm(self, key: object, task: Any, seconds: float) -> None:
         """Watch ``task`` for ``seconds``; ``key`` (the coroutine) names the deadline."""
-        self.deadlines[key] = (task, monotonic() + seconds, task.cancelling())
-        if seconds < PRECISE_BELOW:
-            self.loop.call_later(seconds, self._fire_precise, key)
-        else:
-            self.start()
+        due = monotonic() + seconds
+        self.deadlines[key] = (task, due, task.cancelling())
+        if due < self.wake_at:
+            self.wake(due)
+
+    def disarm(self, key: object) -> None:
+        """Stop watching ``key``."""
+        self.deadlines.pop(key, None)
 
     def timed_out(self, key: object, exc: BaseException) -> bool:
         """After ``exc`` came out of the call (already disarmed): whether the deadline caused
-        it. If the deadline fired, its cancel request is withdrawn either way; the call timed
-        out (whatever the tool turned the cancellation into) unless the task holds another
-        cancel request (a caller's, or an outer deadline's): then ``exc`` must go on."""
+        it, the call then reporting a timeout (whatever the tool turned the cancellation into).
+        If the deadline fired, its cancel request is withdrawn either way; ``exc`` goes on when
+        the task holds another cancel request (a caller's, an outer deadline's) or is not an
+        error or a cancellation (``SystemExit``, a closed coroutine)."""
         if not self.fired:
             return False
         noted = self.fired.pop(key, None)
         if noted is None:
             return False
-        return bool(noted[0].uncancel() <= noted[2])
+        pending = noted[0].uncancel() > noted[2]
+        return not pending and isinstance(exc, _TIMEOUT_SHAPES or _timeout_shapes())
 
     def fired_anyway(self, key: object) -> bool:
         """After a normal return (already disarmed): whether the deadline fired and the tool
-        swallowed the cancellation (it is withdrawn: the call ran past its deadline)."""
+        swallowed the cancellation; it is withdrawn, and the call ran past its deadline. When
+        the task holds another cancel request that the swallowed cancellation also carried
+        (a caller's, an outer deadline's), it is raised again: never lost."""
         noted = self.fired.pop(key, None)
         if noted is None:
             return False
-        noted[0].uncancel()
+        if noted[0].uncancel() > noted[2]:
+            import asyncio  # loaded already: a deadline fired on its loop
+
+            raise asyncio.CancelledError
         return True
 
     def _fire(self, key: object, deadline: Deadline) -> None:
         self.fired[key] = deadline
         deadline[0].cancel()
 
-    def _fire_precise(self, key: object) -> None:
-        deadline = self.deadlines.get(key)
-        if deadline is not None and key not in self.fired:
-            self._fire(key, deadline)
-
     def _check(self) -> None:
+        self.timer, self.wake_at = None, math.inf
+        now = monotonic()
+        following = math.inf
+        scanned = False
         try:
-            now = monotonic()
             fired = self.fired
-            due = [
-                (key, deadline)
-                for key, deadline in self.deadlines.items()
-                if deadline[1] <= now and key not in fired
-            ]
+            due = []
+            for key, deadline in self.deadlines.items():
+                if key in fired:
+                    continue
+                if deadline[1] <= now:
+                    due.append((key, deadline))
+                elif deadline[1] < following:
+                    following = deadline[1]
+            scanned = True
             for key, deadline in due:
-                self._fire(key, deadline)
+                self._fire(key, deadline)  # notes it fired first: a failing one is not retried
         finally:
-            # Always scheduled again: one bad entry must not stop every other deadline.
-            self.timer = self.loop.call_later(SLOT, self._check) if self.deadlines else None
+            # Set again even when something failed: it must not stop every other deadline.
+            if not scanned:
+                following = now
+            if following < math.inf:
+                self.wake(max(following, now + GAP))
 
 
 _dogs: weakref.WeakValueDictionary[int, Watchdog] = weakref.WeakValueDictionary()
@@ -135,27 +153,52 @@ def loop_getter() -> Callable[[], Any] | None:
 
 
 async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
-    """Await ``coro`` under a deadline of ``seconds``; return ``(value, timed_out)``."""
+    """Await ``coro`` under a deadline of ``seconds``; return ``(value, timed_out)``.
+
+    On every backend a call whose deadline passed reports a timeout, even when the tool caught
+    the cancellation and returned, or turned it into another error.
+    """
     get_loop = loop_getter()
     loop = get_loop() if get_loop is not None else None
     dog = watchdog(loop) if loop is not None else None
     task = dog.task(loop) if dog is not None else None
     if dog is None or task is None:
-        import anyio
-
-        with anyio.move_on_after(seconds) as scope:
-            value = await coro
-        return (None, True) if scope.cancelled_caught else (value, False)
+        return await _run_in_scope(coro, seconds)
     dog.arm(coro, task, seconds)
     try:
         value = await coro
     except BaseException as exc:
-        del dog.deadlines[coro]
+        dog.disarm(coro)
         if dog.timed_out(coro, exc):
             return None, True
         raise
-    del dog.deadlines[coro]
+    dog.disarm(coro)
     return (None, True) if dog.fired and dog.fired_anyway(coro) else (value, False)
+
+
+async def _run_in_scope(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
+    import anyio
+
+    with anyio.move_on_after(seconds) as scope:
+        try:
+            value = await coro
+        except Exception:
+            if not scope.cancel_called:
+                raise
+            value = None
+    return (None, True) if scope.cancel_called else (value, False)
+
+
+_TIMEOUT_SHAPES: tuple[type[BaseException], ...] = ()
+
+
+def _timeout_shapes() -> tuple[type[BaseException], ...]:
+    """What a tool's cancellation may come out as: a cancellation, or an error it became."""
+    global _TIMEOUT_SHAPES
+    import asyncio  # loaded already: a deadline fired on its loop
+
+    _TIMEOUT_SHAPES = (Exception, asyncio.CancelledError)
+    return _TIMEOUT_SHAPES
 
 
 def _current_task_getter() -> Callable[[Any], Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,6 +31,18 @@ class Limits:
     """The most calls ``execute_many`` runs at once."""
     approval_ttl: float = 3600.0
     """Seconds an approval request stays open before it counts as denied."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.timeout < math.inf:
+            raise ValueError(
+                f"timeout must be a positive, finite number of seconds, not {self.timeout!r}"
+            )
+        if not 0 < self.approval_ttl < math.inf:
+            raise ValueError(
+                f"approval_ttl must be a positive, finite number of seconds, not {self.approval_ttl!r}"
+            )
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, not {self.max_concurrency!r}")
 
 
 class ArtifactStore:

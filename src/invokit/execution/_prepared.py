@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from invokit._spec import OutputLimit, ToolSpec
-from invokit.execution._invoke import PRECISE_BELOW
 from invokit.execution._records import denied_message
 from invokit.registry._view import RenamedTool
 from invokit.schema._arguments import ArgumentValidator
@@ -39,8 +38,6 @@ class Prepared:
     settled: Decision | None = None
     """The policy's answer, allow or deny, for every call of a lean tool when no hook runs
     before or after it: the executor then takes its shortest path."""
-    shared_deadline: bool = False
-    """The deadline is long enough to be checked by the watchdog's rounds (no timer of its own)."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
 
@@ -59,7 +56,6 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         timeout=spec.timeout if spec.timeout is not None else limits.timeout,
         limit=spec.output_limit or limits.output,
     )
-    prepared.shared_deadline = prepared.timeout >= PRECISE_BELOW
     inner = found
     while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
         inner = inner.inner

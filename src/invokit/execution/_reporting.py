@@ -10,7 +10,7 @@ from time import perf_counter
 from typing import Any
 
 from invokit._calls import ToolCall, new_error_result
-from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event
+from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event, text_field
 from invokit.execution._outcomes import (
     ApprovalRequired,
     Failed,
@@ -64,7 +64,10 @@ class Reporter:
         return Interrupted(interrupt)
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        event = new_event(kind, call.id, call.name, time.time(), call.session_id, data)
+        name, call_id = call.name, call.id
+        if type(name) is not str or type(call_id) is not str:  # a malformed call, as parsed
+            name, call_id = text_field(name) or "", text_field(call_id) or ""
+        event = new_event(kind, call_id, name, time.time(), call.session_id, data)
         for sink in self._sinks_for[kind]:
             try:
                 sink.emit(event)

@@ -86,17 +86,24 @@ _UNEVALUABLE = (
     "propertyNames",
     "patternProperties",
     "prefixItems",
+    "additionalItems",
 )
 
 
 def _evaluable(schema: Mapping[str, Any]) -> bool:
     """Whether issues can come from jsonschema-rs evaluation output for ``schema``: it uses
-    none of :data:`_UNEVALUABLE` (a property of that name also counts: merely slower)."""
+    none of :data:`_UNEVALUABLE` and no union through ``$ref`` (a property of such a name
+    also counts: merely slower)."""
     try:
         text = json.dumps(schema)
     except (TypeError, ValueError):
         return False
-    return not any(f'"{keyword}":' in text for keyword in _UNEVALUABLE)
+    if any(f'"{keyword}":' in text for keyword in _UNEVALUABLE):
+        return False
+    # Evaluation gives an error inside a referenced schema that schema's own location
+    # (/$defs/...), so an error in a union branch reached through $ref cannot be told from
+    # one outside any union.
+    return not ('"$ref":' in text and ('"anyOf":' in text or '"oneOf":' in text))
 
 
 _REQUIRED = " is a required property"
