@@ -352,11 +352,14 @@ def test_input_schema_must_describe_an_object(schema: Any) -> None:
     [
         pytest.param({"timeout": 0.0}, id="zero-timeout"),
         pytest.param({"timeout": -1.0}, id="negative-timeout"),
+        pytest.param({"timeout": float("inf")}, id="infinite-timeout"),
+        pytest.param({"timeout": float("nan")}, id="nan-timeout"),
         pytest.param({"concurrency": "parallel"}, id="unknown-concurrency"),
     ],
 )
 def test_bad_options_are_rejected(changes: dict[str, Any]) -> None:
-    """A non-positive timeout or an unknown concurrency is a definition error."""
+    """A timeout that is not a positive, finite number or an unknown concurrency is a
+    definition error."""
     with pytest.raises(InvalidToolDefinition):
         _spec(**changes)
 
