@@ -43,8 +43,8 @@ async def run(
     decision: Decision | None,
     rewritten: bool = False,
 ) -> Outcome:
-    """Hooks, then the tool, then limits. ``ctx`` is ``None`` only on the lean path (a plain
-    async function that never sees a context)."""
+    """Hooks, then the tool, then limits. ``ctx`` is ``None`` when none was built yet (a call
+    resumed after its approval); one is made when a hook or the tool needs it."""
     tool = prepared.tool
     if ex._before and not rewritten:
         if ctx is None:
