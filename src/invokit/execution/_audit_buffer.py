@@ -113,32 +113,26 @@ def _json_only(value: Any) -> bool:
     if kind is dict:
         if "credentials" in value:
             return False
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                continue
-            if kind is float:
-                if item - item != 0.0:  # inf - inf and nan - nan are nan
-                    return False
-            elif not _json_only(item):
+        items = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif kind is float:
+        return bool(value - value == 0.0)  # inf - inf and nan - nan are nan
+    else:
+        return kind is str or kind is int or kind is bool or value is None
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is float:
+            if item - item != 0.0:
                 return False
-        return True
-    if kind is list or kind is tuple:
-        for item in value:
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                continue
-            if kind is float:
-                if item - item != 0.0:
-                    return False
-            elif not _json_only(item):
-                return False
-        return True
-    if kind is float:
-        return bool(value - value == 0.0)
-    return kind is str or kind is int or kind is bool or value is None
+        elif not _json_only(item):
+            return False
+    return True
 
 
 _compiled: Any = None
