@@ -464,3 +464,22 @@ def test_limits_refuse_what_is_not_a_duration() -> None:
     ):
         with pytest.raises(ValueError, match="must be"):
             Limits(**bad)
+
+
+async def test_deadlines_due_beside_a_broken_one_still_fire() -> None:
+    """When firing one due deadline fails, the others due in the same round fire in the next."""
+    import asyncio
+
+    from invokit.execution._invoke import Watchdog
+
+    loop = asyncio.get_running_loop()
+    dog = Watchdog(loop)
+    sleeper = asyncio.create_task(asyncio.sleep(30))
+    await asyncio.sleep(0)
+    dog.deadlines["broken"] = (object(), 0.0, 0)  # due; has no cancel()
+    dog.deadlines["real"] = (sleeper, 0.0, 0)
+    with pytest.raises(AttributeError):
+        dog._check()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(sleeper, 1.0)
+    assert set(dog.fired) == {"broken", "real"}

@@ -105,7 +105,7 @@ class Watchdog:
         self.timer, self.wake_at = None, math.inf
         now = monotonic()
         following = math.inf
-        scanned = False
+        done = False
         try:
             fired = self.fired
             due = []
@@ -116,12 +116,13 @@ class Watchdog:
                     due.append((key, deadline))
                 elif deadline[1] < following:
                     following = deadline[1]
-            scanned = True
             for key, deadline in due:
                 self._fire(key, deadline)  # notes it fired first: a failing one is not retried
+            done = True
         finally:
-            # Set again even when something failed: it must not stop every other deadline.
-            if not scanned:
+            # Set again even when something failed: it must not stop every other deadline, and
+            # the ones still due get the next round.
+            if not done:
                 following = now
             if following < math.inf:
                 self.wake(max(following, now + GAP))
