@@ -342,3 +342,23 @@ async def test_a_subclass_that_overrides_invoke_or_permissions_is_used(
     assert isinstance(outcome, Failed) and outcome.result.error is not None
     assert outcome.result.error.kind == "denied"
     assert recorder.count("write") == 1
+
+
+async def test_a_session_id_that_is_not_text_is_an_error_result() -> None:
+    """A call parsed with an object for its session id fails as invalid_call; the object reaches
+    neither the message nor any event as more than its type."""
+
+    @tool(destructive=True)
+    async def drop(table: str) -> str:
+        """Drop."""
+        return table
+
+    sink = ListSink()
+    call = ToolCall.from_json(
+        '{"id": "c1", "name": "drop", "arguments": {"table": "t"}, "session_id": {"k": "s3cret"}}'
+    )
+    outcome = await Executor([drop], events=[sink]).execute(call)
+    assert isinstance(outcome, Failed) and outcome.result.error is not None
+    assert outcome.result.error.kind == "invalid_call"
+    assert "s3cret" not in outcome.result.text
+    assert {e.session_id for e in sink.events} == {"<dict>"}

@@ -125,6 +125,13 @@ def test_argv_matcher_needs_a_word() -> None:
             "https://example.com/*", "https://example.com@evil.com/a", False, id="url-userinfo"
         ),
         pytest.param("https://example.com/*", "http://example.com/a", False, id="url-scheme"),
+        pytest.param("evil.test", "http://evil.test./x", True, id="trailing-dot"),
+        pytest.param("*.internal", "http://db.internal./", True, id="trailing-dot-glob"),
+        pytest.param("http://evil.test/*", "http://evil.test:80/x", True, id="url-default-port"),
+        pytest.param("https://evil.test/*", "https://Evil.Test.:443/x", True, id="url-spelling"),
+        pytest.param("http://e.test/secret*", "http://e.test/a/../secret", True, id="dot-segments"),
+        pytest.param("http://e.test/", "http://e.test", True, id="empty-path"),
+        pytest.param("http://e.test:8080/*", "http://e.test:8080/x", True, id="url-other-port"),
     ],
 )
 def test_host_matcher(pattern: str, url: str, expected: bool) -> None:
@@ -133,7 +140,8 @@ def test_host_matcher(pattern: str, url: str, expected: bool) -> None:
 
 
 def test_canonical_url_drops_user_info() -> None:
-    """The canonical URL has no user info and a lower-case host."""
+    """The canonical URL has no user info and a lower-case host; a port that is not the
+    scheme's default stays."""
     assert canonical_url("HTTPS://u:p@Example.COM:8443/a?b=1") == (
         "https://example.com:8443/a?b=1",
         "example.com",

@@ -164,6 +164,14 @@ class Executor(Reporter):
             return self._failed(
                 call, start, "not_found", f"A tool name must be text, not {type(name).__name__}."
             )
+        session = call.session_id
+        if session is not None and not isinstance(session, str):
+            return self._failed(
+                call,
+                start,
+                "invalid_call",
+                f"A session id must be text, not {type(session).__name__}.",
+            )
         prepared = self._prepared.get(name)
         if prepared is None or (
             not prepared.static and prepared.tool.current_spec() is not prepared.spec

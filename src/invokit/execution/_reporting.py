@@ -64,10 +64,15 @@ class Reporter:
         return Interrupted(interrupt)
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        name, call_id = call.name, call.id
-        if type(name) is not str or type(call_id) is not str:  # a malformed call, as parsed
+        name, call_id, session = call.name, call.id, call.session_id
+        if (
+            type(name) is not str
+            or type(call_id) is not str
+            or (session is not None and type(session) is not str)
+        ):  # a malformed call, as parsed: its fields are written as their types only
             name, call_id = text_field(name) or "", text_field(call_id) or ""
-        event = new_event(kind, call_id, name, time.time(), call.session_id, data)
+            session = text_field(session)
+        event = new_event(kind, call_id, name, time.time(), session, data)
         for sink in self._sinks_for[kind]:
             try:
                 sink.emit(event)

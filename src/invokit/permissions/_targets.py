@@ -130,21 +130,46 @@ class ArgvMatcher:
 
 
 def canonical_url(url: str) -> tuple[str, str, int | None]:
-    """``(url without user info, lower-case host, port)`` so ``a@b`` tricks cannot pass a glob."""
+    """``(url, lower-case host, port)`` as the request will really go out, so a glob cannot be
+    dodged by spelling: no user info (``a@b``), no trailing dot on the host (``evil.test.``
+    resolves like ``evil.test``), no default port (``:443``), no ``.``/``..`` path segments
+    (``/a/../secret`` is ``/secret``), and ``/`` for an empty path."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    host = (parts.hostname or "").lower().rstrip(".")
     try:
         port = parts.port
     except ValueError:
         port = None
     scheme = parts.scheme.lower()
+    default = _DEFAULT_PORTS.get(scheme)
     if port is None:
-        port = _DEFAULT_PORTS.get(scheme)
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
-    text = f"{scheme}://{netloc}{parts.path}"
+        port = default
+    netloc = host if port is None or port == default else f"{host}:{port}"
+    text = f"{scheme}://{netloc}{_without_dot_segments(parts.path) or '/'}"
     if parts.query:
         text += "?" + parts.query
     return text, host, port
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986's remove_dot_segments: what a client sends for ``path``."""
+    if "." not in path:
+        return path
+    kept: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "..":
+            if len(kept) > 1:
+                kept.pop()
+            if last:
+                kept.append("")
+        elif segment == ".":
+            if last:
+                kept.append("")
+        else:
+            kept.append(segment)
+    return "/".join(kept)
 
 
 class HostMatcher:

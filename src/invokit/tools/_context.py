@@ -130,18 +130,22 @@ class ToolContext:
         self._args = args
         self._ceiling = ceiling
 
-    def permits(self, request: PermissionRequest) -> bool:
+    def permits(self, request: PermissionRequest, *, approval_covers: bool = True) -> bool:
         """Whether the policy in force covers this call touching ``request``'s target.
 
         Tools that reach more than they could declare up front (a recursive search, a glob, a
         directory move) ask this for each path and leave out (or refuse) what the call's own
         decision does not cover: anything denied, and anything that would need an approval the
-        call did not get. Without an executor's policy, everything is permitted.
+        call did not get. With ``approval_covers=False`` an approval given for the call does not
+        cover the target either (a redirect to a place the person never saw): only what the
+        policy allows outright is permitted. Without an executor's policy, everything is.
         """
         if self._policy is None:
             return True
         verdict = self._policy.decide(self._args, (request,)).verdict
-        return verdict == "allow" or (verdict == "ask" and self._ceiling == "ask")
+        return verdict == "allow" or (
+            approval_covers and verdict == "ask" and self._ceiling == "ask"
+        )
 
     @property
     def cancelled(self) -> bool:

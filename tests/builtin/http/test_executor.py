@@ -80,3 +80,26 @@ async def test_a_redirect_cannot_lead_around_a_deny_rule(
     followed = await executor.execute(call(victim.url("/fine")))
     assert not followed.result.is_error
     assert followed.result.structured["text"] == "done"
+
+
+async def test_a_redirect_that_needs_approval_is_refused_every_time(
+    victim: RecordingServer, site: RecordingServer
+) -> None:
+    """The person approves the URL they see, not where it redirects: a hop the policy would ask
+    about is refused, the same way on every call, even after an "always" approval."""
+    from invokit.approvals import ApprovalDecision, ApprovalRequest
+
+    victim.route("/", Reply(status=302, headers={"Location": site.url("/other")}))
+    asked: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request.id)
+        return ApprovalDecision(approved=True, scope="always")
+
+    policy = Policy(ask=["http.fetch"])
+    executor = Executor(http(allow_private=True), policy=policy, approver=approver)
+    for _ in range(3):
+        outcome = await executor.execute(call(victim.url("/")))
+        assert outcome.result.error is not None and outcome.result.error.kind == "denied"
+        assert "fetch that URL directly" in outcome.result.text
+    assert site.received == []

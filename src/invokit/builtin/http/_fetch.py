@@ -135,7 +135,7 @@ class Fetcher:
                 if permits is not None and not permits(str(target), method):
                     raise AccessDenied(
                         f"{url} redirected to {target}, which the policy does not allow "
-                        f"for this call",
+                        "without a person's approval; fetch that URL directly if it is needed",
                         data={"url": str(target), "reason": "policy", "redirects": redirects},
                     )
                 if _origin(target) != _origin(url):

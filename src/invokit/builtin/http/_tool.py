@@ -152,7 +152,8 @@ def http(
         ctx: ToolContext,
     ) -> FetchResult:
         def permits(target: str, verb: str) -> bool:
-            return ctx.permits(NetworkAccess(url=target, method=verb))
+            # The person who approved this call saw its URL, not where it redirects to.
+            return ctx.permits(NetworkAccess(url=target, method=verb), approval_covers=False)
 
         return await fetcher.fetch(
             url, method=method, headers=headers, body=body, raw=raw, permits=permits
