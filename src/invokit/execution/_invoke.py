@@ -81,7 +81,9 @@ class Watchdog:
         if noted is None:
             return False
         pending = noted[0].uncancel() > noted[2]
-        return not pending and isinstance(exc, _TIMEOUT_SHAPES or _timeout_shapes())
+        import asyncio  # loaded already: a deadline fired on its loop
+
+        return not pending and isinstance(exc, Exception | asyncio.CancelledError)
 
     def fired_anyway(self, key: object) -> bool:
         """After a normal return (already disarmed): whether the deadline fired and the tool
@@ -188,18 +190,6 @@ async def _run_in_scope(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple
                 raise
             value = None
     return (None, True) if scope.cancel_called else (value, False)
-
-
-_TIMEOUT_SHAPES: tuple[type[BaseException], ...] = ()
-
-
-def _timeout_shapes() -> tuple[type[BaseException], ...]:
-    """What a tool's cancellation may come out as: a cancellation, or an error it became."""
-    global _TIMEOUT_SHAPES
-    import asyncio  # loaded already: a deadline fired on its loop
-
-    _TIMEOUT_SHAPES = (Exception, asyncio.CancelledError)
-    return _TIMEOUT_SHAPES
 
 
 def _current_task_getter() -> Callable[[Any], Any]:

@@ -59,12 +59,12 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
     inner = found
     while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
         inner = inner.inner
-    plain = (
+    if (
         isinstance(inner, FunctionTool)
-        and type(inner).invoke is FunctionTool.invoke
+        and type(inner).invoke is FunctionTool.invoke  # a subclass's own invoke must run
         and type(inner).permissions is FunctionTool.permissions
-    )
-    if isinstance(inner, FunctionTool) and plain and not inner.external:
+        and not inner.external
+    ):
         shortcut = inner.direct()
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut
