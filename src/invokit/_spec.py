@@ -68,6 +68,16 @@ class ToolAnnotations:
     streaming: bool | None = None
     """The tool reports progress while it runs."""
 
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None and type(value) is not bool:
+                raise InvalidToolDefinition(
+                    f"annotation {item.name!r} must be True, False or None, "
+                    f"not {type(value).__name__}",
+                    value,
+                )
+
     def to_mcp(self) -> dict[str, bool]:
         """The MCP ``ToolAnnotations`` hints that were set (``readOnlyHint`` …)."""
         out: dict[str, bool] = {}
@@ -125,6 +135,11 @@ class OutputLimit:
     tail with a marker; ``spill``: keep the head and store the whole for ``tool_result_read``."""
 
     def __post_init__(self) -> None:
+        if type(self.max_chars) is not int:
+            raise InvalidToolDefinition(
+                f"output limit max_chars must be an int, not {type(self.max_chars).__name__}",
+                self.max_chars,
+            )
         if self.max_chars < 1:
             raise InvalidToolDefinition("output limit max_chars must be at least 1", self.max_chars)
         if self.mode not in ("fail", "clip", "head_tail", "spill"):
@@ -141,6 +156,43 @@ class OutputLimit:
 
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def _check_types(spec: ToolSpec) -> None:
+    """Refuse option values of the wrong type when the tool is defined, not at its first call
+    (``timeout="3"``, ``tags=[1]``, ``annotations={...}``)."""
+
+    def wrong(option: str, expected: str, value: object) -> InvalidToolDefinition:
+        return InvalidToolDefinition(
+            f"{option} must be {expected}, not {type(value).__name__}", value, tool=spec.name
+        )
+
+    if not isinstance(spec.description, str):
+        raise wrong("description", "text", spec.description)
+    if not isinstance(spec.annotations, ToolAnnotations):
+        raise wrong("annotations", "a ToolAnnotations", spec.annotations)
+    if not isinstance(spec.metadata, dict):
+        raise wrong("metadata", "a dict", spec.metadata)
+    if spec.output_schema is not None and not isinstance(spec.output_schema, dict):
+        raise wrong("output_schema", "a JSON Schema (a dict)", spec.output_schema)
+    if spec.category is not None and not isinstance(spec.category, str):
+        raise wrong("category", "text", spec.category)
+    if spec.output_limit is not None and not isinstance(spec.output_limit, OutputLimit):
+        raise wrong("output_limit", "an OutputLimit", spec.output_limit)
+    timeout = spec.timeout
+    if timeout is not None and (type(timeout) is bool or not isinstance(timeout, int | float)):
+        raise wrong("timeout", "a number of seconds", timeout)
+    tags = spec.tags
+    if not isinstance(tags, str | Iterable):
+        raise wrong("tags", "text or an iterable of text", tags)
+
+
+def _check_tags(spec: ToolSpec) -> None:
+    for tag in spec.tags:
+        if not isinstance(tag, str):
+            raise InvalidToolDefinition(
+                f"each tag must be text, not {type(tag).__name__}", tag, tool=spec.name
+            )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -189,8 +241,10 @@ class ToolSpec:
                 else self.input_schema,
                 tool=self.name,
             )
+        _check_types(self)
         if not isinstance(self.tags, frozenset):
             object.__setattr__(self, "tags", tag_set(self.tags))
+        _check_tags(self)
         if self.timeout is not None and not 0 < self.timeout < math.inf:
             raise InvalidToolDefinition(
                 "timeout must be a positive, finite number of seconds", self.timeout, tool=self.name

@@ -196,7 +196,7 @@ async def test_inline_approver_decides(registry: ToolRegistry, recorder: Recorde
         ToolCall(id="3", name="delete", arguments={"path": "b"})
     )
     assert isinstance(crashed, Failed)
-    assert crashed.result.error is not None and crashed.result.error.kind == "approval_denied"
+    assert crashed.result.error is not None and crashed.result.error.kind == "approval_failed"
     assert recorder.calls == [("delete", {"path": "a"})]
     assert [r.arguments for r in seen] == [{"path": "a"}, {"path": "secret"}]
 

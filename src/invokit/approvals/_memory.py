@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from invokit.approvals._models import (
     ApprovalDecision,
@@ -16,7 +18,11 @@ from invokit.approvals._store import (
     check_rule,
     consume_refusal,
     effective_status,
+    interrupt_expired,
+    interrupt_missing,
+    interrupt_used,
     resolve_refusal,
+    withdraw_refusal,
 )
 from invokit.exceptions import ApprovalNotFound
 
@@ -35,6 +41,7 @@ class MemoryApprovalStore:
         self._records: dict[str, ApprovalRecord] = {}
         self._sessions: set[tuple[str, str, str]] = set()
         self._rules: list[str] = []
+        self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
 
     def _current(self, approval_id: str) -> ApprovalRecord:
         record = self._records.get(approval_id)
@@ -87,6 +94,45 @@ class MemoryApprovalStore:
             )
             self._records[approval_id] = record
             return record
+
+    async def withdraw(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        with self._lock:
+            record = self._records.get(approval_id)
+            if record is None:
+                raise ApprovalNotFound(approval_id, "there is no approval with this id")
+            if record.status == "consumed":
+                raise withdraw_refusal(record)
+            if record.status == "denied":
+                return self._current(approval_id)
+            record = ApprovalRecord(
+                request=record.request,
+                status="denied",
+                decision=decision,
+                resolved_at=self._clock(),
+            )
+            self._records[approval_id] = record
+            return record
+
+    async def put_interrupt(
+        self, interrupt_id: str, data: dict[str, Any], expires_at: float
+    ) -> None:
+        with self._lock:
+            if interrupt_id in self._interrupts:
+                raise ValueError(f"interrupt {interrupt_id} is already stored")
+            self._interrupts[interrupt_id] = (copy.deepcopy(data), expires_at, False)
+
+    async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
+        with self._lock:
+            found = self._interrupts.get(interrupt_id)
+            if found is None:
+                raise interrupt_missing(interrupt_id)
+            data, expires_at, taken = found
+            if taken:
+                raise interrupt_used(interrupt_id)
+            if self._clock() >= expires_at:
+                raise interrupt_expired(interrupt_id)
+            self._interrupts[interrupt_id] = (data, expires_at, True)
+            return copy.deepcopy(data)
 
     async def list_pending(self) -> list[ApprovalRequest]:
         with self._lock:

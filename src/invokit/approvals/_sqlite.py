@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
@@ -28,7 +28,11 @@ from invokit.approvals._store import (
     check_rule,
     consume_refusal,
     effective_status,
+    interrupt_expired,
+    interrupt_missing,
+    interrupt_used,
     resolve_refusal,
+    withdraw_refusal,
 )
 from invokit.exceptions import ApprovalNotFound
 
@@ -60,6 +64,17 @@ CREATE TABLE IF NOT EXISTS session_grants (
 CREATE TABLE IF NOT EXISTS always_rules (
     rule TEXT PRIMARY KEY,
     added_at REAL NOT NULL
+);
+"""
+
+
+_INTERRUPTS = """
+CREATE TABLE IF NOT EXISTS interrupts (
+    id TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    taken_at REAL
 );
 """
 
@@ -96,6 +111,7 @@ class SqliteApprovalStore:
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_INTERRUPTS)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -183,6 +199,64 @@ class SqliteApprovalStore:
             if changed != 1:
                 raise consume_refusal(record)
             return record
+
+        return await self._run(update)
+
+    async def withdraw(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        stored = json.dumps(decision.to_dict(include_credentials=False))
+
+        def update(conn: sqlite3.Connection) -> ApprovalRecord:
+            # One conditional UPDATE: a consume racing this withdrawal changes the row first
+            # (and the call runs) or finds it denied (and nothing runs); never both.
+            changed = conn.execute(
+                "UPDATE approvals SET status = 'denied', decision = ?, resolved_at = ? "
+                "WHERE id = ? AND status IN ('pending', 'approved')",
+                (stored, self._clock(), approval_id),
+            ).rowcount
+            record = self._record(conn, approval_id)
+            if changed != 1 and record.status == "consumed":
+                raise withdraw_refusal(record)
+            return record
+
+        return await self._run(update)
+
+    async def put_interrupt(
+        self, interrupt_id: str, data: dict[str, Any], expires_at: float
+    ) -> None:
+        text = json.dumps(data)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO interrupts (id, data, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                    (interrupt_id, text, self._clock(), expires_at),
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError(f"interrupt {interrupt_id} is already stored") from None
+
+        await self._run(insert)
+
+    async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
+        def update(conn: sqlite3.Connection) -> dict[str, Any]:
+            now = self._clock()
+            changed = conn.execute(
+                "UPDATE interrupts SET taken_at = ? "
+                "WHERE id = ? AND taken_at IS NULL AND expires_at > ?",
+                (now, interrupt_id, now),
+            ).rowcount
+            row = conn.execute(
+                "SELECT data, taken_at FROM interrupts WHERE id = ?", (interrupt_id,)
+            ).fetchone()
+            if row is None:
+                raise interrupt_missing(interrupt_id)
+            if changed != 1:
+                raise (
+                    interrupt_used(interrupt_id)
+                    if row[1] is not None
+                    else interrupt_expired(interrupt_id)
+                )
+            data: dict[str, Any] = json.loads(row[0])
+            return data
 
         return await self._run(update)
 

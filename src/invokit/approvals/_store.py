@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from invokit.approvals._models import (
     ApprovalDecision,
@@ -10,7 +10,13 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired, PolicyError
+from invokit.exceptions import (
+    ApprovalAlreadyUsed,
+    ApprovalError,
+    ApprovalExpired,
+    ApprovalNotFound,
+    PolicyError,
+)
 from invokit.permissions._rules import RuleSyntaxError, parse_rule
 
 
@@ -32,6 +38,24 @@ class ApprovalStore(Protocol):
 
     async def consume(self, approval_id: str) -> ApprovalRecord:
         """Atomically turn an approved, unexpired approval into consumed; one caller wins."""
+        ...
+
+    async def withdraw(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
+        """A "no" that wins over a "yes" not yet used: pending or approved (not consumed)
+        becomes denied with ``decision``, atomically; a denied record stays as it is.
+        :class:`ApprovalAlreadyUsed` when the call already ran (consumed)."""
+        ...
+
+    async def put_interrupt(
+        self, interrupt_id: str, data: dict[str, Any], expires_at: float
+    ) -> None:
+        """Keep an interrupt (``AuthorizationRequired``, ``ExternalCall``) as the executor made
+        it (its ``to_dict``), so it is resumed from this record, once, in any process."""
+        ...
+
+    async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
+        """The stored interrupt, marked used atomically: one caller wins.
+        :class:`ApprovalNotFound`, :class:`ApprovalAlreadyUsed` or :class:`ApprovalExpired`."""
         ...
 
     async def list_pending(self) -> list[ApprovalRequest]:
@@ -98,6 +122,25 @@ def consume_refusal(record: ApprovalRecord) -> ApprovalError:
     if status == "denied":
         return ApprovalError(approval_id, "it was denied")
     return ApprovalError(approval_id, "it is still waiting for a decision")
+
+
+def withdraw_refusal(record: ApprovalRecord) -> ApprovalError:
+    """The error for withdrawing an approval whose call already ran."""
+    return ApprovalAlreadyUsed(
+        record.request.id, "its call already ran (the approval was used); a no came too late"
+    )
+
+
+def interrupt_used(interrupt_id: str) -> ApprovalError:
+    return ApprovalAlreadyUsed(interrupt_id, "it was resumed already; an interrupt resumes once")
+
+
+def interrupt_expired(interrupt_id: str) -> ApprovalError:
+    return ApprovalExpired(interrupt_id, "it expired before it was resumed; call the tool again")
+
+
+def interrupt_missing(interrupt_id: str) -> ApprovalError:
+    return ApprovalNotFound(interrupt_id, "no interrupt with this id was recorded by invokit")
 
 
 def check_rule(rule: str) -> str:

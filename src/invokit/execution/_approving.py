@@ -19,6 +19,7 @@ from invokit._canonical import canonical_hash
 from invokit._ids import new_id
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
+from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
     ApprovalRequired,
@@ -26,8 +27,9 @@ from invokit.execution._outcomes import (
     Completed,
     ExternalCall,
     Failed,
-    Interrupt,
+    Interrupted,
     Outcome,
+    interrupt_from_dict,
 )
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
@@ -35,7 +37,7 @@ from invokit.permissions._requests import PermissionRequest, request_to_dict
 from invokit.tools._context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRequest
+    from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
     from invokit.execution._executor import Executor
     from invokit.permissions import Decision
 
@@ -141,6 +143,8 @@ async def ask(
     ctx: ToolContext,
     start: float,
 ) -> Outcome:
+    """Record an approval request; ask the inline approver if there is one (bounded by the
+    request's lifetime), else interrupt."""
     from invokit.approvals import ApprovalRequest
 
     now = time.time()
@@ -178,15 +182,81 @@ async def ask(
         )
     if ex.approver is None:
         return ex._interrupted(ApprovalRequired(request=request))
-    try:
-        answer = await ex.approver(request)
-    except Exception as exc:  # an approver that fails never approves
-        from invokit.approvals import ApprovalDecision
-
-        answer = ApprovalDecision(
-            approved=False, reason=f"the approver failed: {exc!r}", by="executor"
-        )
+    answer = await ask_approver(ex, request, start)
+    if isinstance(answer, Failed):
+        return answer
     return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+
+
+async def ask_approver(
+    ex: Executor, request: ApprovalRequest, start: float
+) -> ApprovalDecision | Failed:
+    """The inline approver's answer. ``True``/``False`` stand for approve once / deny. An
+    approver that fails, answers nonsense or does not answer within the request's lifetime
+    never approves: the request is recorded as denied by the executor and the call fails. A
+    cancellation while it waits (the caller went away) denies the request too, under a shield,
+    so no later approval can run it; then the cancellation goes on."""
+    import anyio
+
+    from invokit.approvals import ApprovalDecision
+
+    assert ex.approver is not None
+    failure: str | None = None
+    answer: object = None
+    try:
+        with anyio.move_on_after(max(request.expires_at - time.time(), 0.0)) as waited:
+            try:
+                answer = await ex.approver(request)
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await withdraw(ex, request, "the caller went away")
+        raise
+    if waited.cancelled_caught:
+        await withdraw(ex, request, "no answer within the approval's lifetime")
+        return ex._failed(
+            request.call,
+            start,
+            "approval_expired",
+            f"Nobody answered the approval request {request.id} within "
+            f"{ex.limits.approval_ttl:g} s; nothing ran. Call again to ask again.",
+        )
+    if isinstance(answer, bool):
+        return ApprovalDecision(approved=answer, by="approver")
+    if failure is None and not isinstance(answer, ApprovalDecision):
+        failure = f"it returned {type(answer).__name__}, not an ApprovalDecision or a bool"
+    if failure is not None:
+        await withdraw(ex, request, f"the approver failed ({failure})")
+        return ex._failed(
+            request.call,
+            start,
+            "approval_failed",
+            f"The approver failed while asking about this call of {request.tool!r} "
+            f"({failure}); nobody approved it and nothing ran.",
+        )
+    assert isinstance(answer, ApprovalDecision)
+    return answer
+
+
+async def withdraw(ex: Executor, request: ApprovalRequest, why: str) -> None:
+    """Record ``request`` as denied by the executor (best effort: a store that fails leaves it
+    pending, where it expires unapproved); report it."""
+    from invokit.approvals import ApprovalDecision
+
+    answer = ApprovalDecision(approved=False, reason=why, by="executor")
+    try:
+        await ex.approvals.withdraw(request.id, answer)
+    except ApprovalError:
+        return  # it ran already or is unknown: nothing to withdraw
+    except Exception as exc:
+        warnings.warn(
+            f"approval {request.id} could not be withdrawn ({why}): {exc!r}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return
+    emit_resolved(ex, request.call, request, answer)
 
 
 async def decide_request(
@@ -198,6 +268,13 @@ async def decide_request(
     start: float,
     on_progress: ProgressCallback | None = None,
 ) -> Outcome:
+    """Apply ``answer`` (``None``: it was decided elsewhere) to the request, then run the call
+    if it is approved and the policy in force still lets it run.
+
+    A "no" from any channel is final: on a request approved elsewhere and not yet used it
+    withdraws the approval. A "yes" never overrides a "no", and a "yes" with edited arguments on
+    a request already approved with other arguments runs nothing (``approval_conflict``).
+    """
     record = await ex.approvals.get(approval_id)
     request = record.request
     call = request.call
@@ -212,35 +289,25 @@ async def decide_request(
         raise ApprovalAlreadyUsed(
             approval_id, "it was used already; an approval runs its call once"
         )
-    if answer is not None and record.status == "pending":
-        try:
-            record = await ex.approvals.resolve(approval_id, answer)
-        except ApprovalExpired:
-            return ex._failed(
-                call, start, "approval_expired", f"The approval request {approval_id} expired."
-            )
-        emit_resolved(ex, call, request, answer)
+    if answer is not None:
+        refused = await apply_answer(ex, record, answer, start)
+        if isinstance(refused, Failed):
+            return refused
+        record = refused
     decision = record.decision
     if record.status == "pending" or decision is None:
         return ex._interrupted(ApprovalRequired(request=request))
     if not decision.approved:
-        why = decision.reason or "no reason given"
-        return ex._failed(
-            call,
-            start,
-            "approval_denied",
-            f"A person denied this call of {request.tool!r}: {why}",
-        )
+        return ex._failed(call, start, "approval_denied", denied_by(request, decision))
     prepared = ex._lookup(request.tool)
     if prepared is None or prepared.spec.fingerprint != request.spec_fingerprint:
         return ex._failed(
             call,
             start,
             "approval_mismatch",
-            f"The tool {request.tool!r} changed or disappeared since the approval was asked; nothing ran. "
-            "Call it again.",
+            f"The tool {request.tool!r} changed or disappeared since the approval was asked; "
+            "nothing ran. Call it again.",
         )
-    args = request.arguments
     if ctx is None or decision.credentials:
         ctx = ToolContext(
             call,
@@ -248,14 +315,18 @@ async def decide_request(
             credentials=decision.credentials,
             on_progress=ex._progress(call, on_progress),
         )
+    # The policy in force decides again: an approval satisfies an ask, never a deny.
     if decision.arguments is not None:
-        refused = check_edit(ex, prepared, call, decision.arguments, ctx, start)
-        if isinstance(refused, Failed):
-            # The approval is used up: it must not later run the original arguments.
-            with contextlib.suppress(ApprovalError):
-                await ex.approvals.consume(approval_id)
-            return refused
-        args = refused
+        decided = await validate_and_decide(
+            ex, prepared, call, decision.arguments, ctx, start, "The edited arguments"
+        )
+    else:
+        decided = await decide(ex, prepared, call, request.arguments, ctx, start)
+    if isinstance(decided, Failed):
+        # The approval is used up: it must never run later, with these or other arguments.
+        with contextlib.suppress(ApprovalError):
+            await ex.approvals.consume(approval_id)
+        return decided
     try:
         consumed = await ex.approvals.consume(approval_id)
     except ApprovalAlreadyUsed:
@@ -264,54 +335,126 @@ async def decide_request(
         return ex._failed(
             call, start, "approval_expired", f"The approval cannot be used: {exc.detail}"
         )
+    args = decided.args
     approved = replace(consumed.request, arguments=args)
     await remember_scope(ex, prepared, request, decision.scope)
-    return await ex._run(prepared, call, args, ctx, start, approved=approved, decision=None)
+    return await ex._run(
+        prepared, call, args, ctx, start, approved=approved, decision=decided.decision
+    )
 
 
-def check_edit(
-    ex: Executor,
-    prepared: Prepared,
-    call: ToolCall,
-    edited: Mapping[str, Any],
-    ctx: ToolContext,
-    start: float,
-) -> dict[str, Any] | Failed:
-    """Edited arguments, validated and decided again (a deny rule still wins)."""
-    checked = ex._recheck(prepared, call, edited, ctx, start, "The edited arguments")
-    return checked if isinstance(checked, Failed) else checked[0]
+async def apply_answer(
+    ex: Executor, record: ApprovalRecord, answer: ApprovalDecision, start: float
+) -> ApprovalRecord | Failed:
+    """Record ``answer`` on a pending request, or reconcile it with a decision made elsewhere:
+    a "no" withdraws an unused "yes"; a "yes" does not change a "no"; a "yes" for other
+    arguments than the ones approved runs nothing."""
+    request = record.request
+    call = request.call
+    approval_id = request.id
+    if record.status == "pending":
+        try:
+            resolved = await ex.approvals.resolve(approval_id, answer)
+        except ApprovalExpired:
+            return ex._failed(
+                call, start, "approval_expired", f"The approval request {approval_id} expired."
+            )
+        except ApprovalAlreadyUsed:  # decided elsewhere meanwhile: reconcile with that
+            record = await ex.approvals.get(approval_id)
+        else:
+            emit_resolved(ex, call, request, answer)
+            return resolved
+    if record.status == "consumed":
+        raise ApprovalAlreadyUsed(
+            approval_id, "it was used already; an approval runs its call once"
+        )
+    if record.status != "approved":
+        return record  # denied (or expired): a "yes" does not change that
+    if not answer.approved:
+        record = await ex.approvals.withdraw(approval_id, answer)
+        emit_resolved(ex, call, request, answer)
+        return record
+    if answer.arguments is not None and canonical_hash(answer.arguments) != canonical_hash(
+        record.arguments
+    ):
+        return ex._failed(
+            call,
+            start,
+            "approval_conflict",
+            f"The approval request {approval_id} was already approved elsewhere "
+            + (
+                "with other edited arguments"
+                if record.arguments is not request.arguments
+                else "for its original arguments"
+            )
+            + "; nothing ran. Resume it without arguments to run what was approved, or deny "
+            "it and call the tool again with the arguments you want.",
+        )
+    return record
+
+
+def denied_by(request: ApprovalRequest, decision: ApprovalDecision) -> str:
+    """What the model reads when the request was denied, by a person or withdrawn."""
+    why = decision.reason or "no reason given"
+    if decision.by == "executor":
+        return f"The approval request for this call of {request.tool!r} was withdrawn ({why}); nothing ran."
+    return f"A person denied this call of {request.tool!r}: {why}"
 
 
 async def resume_other(
     ex: Executor,
-    interrupt: Interrupt,
+    interrupt_id: str,
     credentials: Mapping[str, Any] | None,
     result: Any,
     on_progress: ProgressCallback | None,
 ) -> Outcome:
+    """Resume an ``AuthorizationRequired`` or ``ExternalCall`` from the executor's own record
+    of it (taken once, atomically), never from the caller's copy."""
     start = perf_counter()
+    if interrupt_id.startswith("auth_") and credentials is None:
+        # Misuse, not a decision: the interrupt stays open for a resume with credentials.
+        raise ValueError(f"resume the authorization interrupt {interrupt_id} with credentials=...")
+    ex._interrupts.pop(interrupt_id, None)
+    interrupt = interrupt_from_dict(await ex.approvals.take_interrupt(interrupt_id))
     call = interrupt.call
-    ex._interrupts.pop(interrupt.id, None)
     if isinstance(interrupt, ExternalCall):
         outcome = value_to_result(call, result)
         outcome = replace(outcome, duration=perf_counter() - start)
         if "completed" in ex._sinks_for:
             ex._emit("completed", call, completed_data(outcome, interrupt.arguments, None, None))
         return Completed(outcome)
+    assert isinstance(interrupt, AuthorizationRequired)
     prepared = ex._lookup(call.name)
     if prepared is None:
         return ex._failed(call, start, "not_found", ex._not_found(call))
-    if credentials is None:
-        return ex._interrupted(interrupt)
     ctx = ToolContext(
         call,
         resources=ex.resources,
         credentials=credentials,
         on_progress=ex._progress(call, on_progress),
     )
-    assert isinstance(interrupt, AuthorizationRequired)
     # Policy is checked again: it may have changed while the call waited.
     return await ex._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
+
+
+async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
+    """Record an authorization or external-call interrupt in the store before it is handed
+    out, so it can be resumed once, in this process or another, with what invokit recorded."""
+    interrupt = outcome.interrupt
+    try:
+        await ex.approvals.put_interrupt(
+            interrupt.id, interrupt.to_dict(), time.time() + ex.limits.approval_ttl
+        )
+    except Exception as exc:  # not recorded, not resumable: refuse rather than hand it out
+        ex._interrupts.pop(interrupt.id, None)
+        return ex._failed(
+            interrupt.call,
+            perf_counter(),
+            "interrupt_unavailable",
+            f"The {interrupt.kind} interrupt could not be recorded ({type(exc).__name__}); "
+            "nothing can resume it. Call again.",
+        )
+    return outcome
 
 
 # -- batches and streams -------------------------------------------------------------

@@ -16,6 +16,7 @@ from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving
+from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import (
     Watchdog,
@@ -26,21 +27,17 @@ from invokit.execution._invoke import (
 from invokit.execution._limits import ArtifactStore, Limits
 from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
-    AuthorizationRequired,
-    ExternalCall,
     Failed,
     Interrupt,
     Interrupted,
     Outcome,
     completed,
-    interrupt_from_dict,
 )
 from invokit.execution._prepared import Prepared, prepare
 from invokit.execution._records import (
     argument_issues,
     completed_data,
     decision_data,
-    denied_message,
     not_found_message,
     shown,
 )
@@ -245,7 +242,7 @@ class Executor(Reporter):
         except BaseException as exc:
             absorbed = absorb(self, call, args, None, exc)
             if isinstance(absorbed, Interrupted):
-                return absorbed
+                return await _approving.hold(self, absorbed)
             result = absorbed
         return self._finish(prepared, call, args, result, start, settled, None, fresh=True)
 
@@ -259,31 +256,18 @@ class Executor(Reporter):
         *,
         approved: ApprovalRequest | None,
     ) -> Outcome:
-        """Preflight, policy and approval for ``args``; then run. ``approved`` is the request a
-        person approved for exactly these arguments, if any."""
-        try:
-            requests = tuple(prepared.tool.permissions(args, ctx))
-        except Exception as exc:  # a broken preflight refuses the call; nothing ran
-            return self._failed(
-                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
-            )
-        decision = prepared.policy.decide(args, requests)
-        if "decided" in self._sinks_for:
-            self._emit("decided", call, decision_data(decision))
-        verdict = decision.verdict
-        if verdict == "deny":
-            return self._failed(
-                call,
-                start,
-                "denied",
-                denied_message(call.name, decision),
-                data={"rule": decision.rule},
-            )
-        if verdict == "ask" and approved is None:
+        """The decision on ``args`` (preflight, policy, the tool's approval check), the
+        approval if asked; then run. ``approved`` is the request a person approved for
+        exactly these arguments, if any."""
+        decided = await decide(self, prepared, call, args, ctx, start)
+        if isinstance(decided, Failed):
+            return decided
+        decision = decided.decision
+        if decision.verdict == "ask" and approved is None:
             granted = await _approving.standing_grant(self, prepared, call, args, decision)
             if granted is None:
                 return await _approving.ask(
-                    self, prepared, call, args, requests, decision, ctx, start
+                    self, prepared, call, args, decided.requests, decision, ctx, start
                 )
             if not isinstance(granted, bool):
                 approved = granted
@@ -314,15 +298,28 @@ class Executor(Reporter):
         a deny rule still wins); ``scope`` ``"once"``, ``"session"`` or ``"always"``. ``approve``
         may be left out when the request was already decided elsewhere (``invokit approvals``).
         For ``AuthorizationRequired``: ``credentials``. For ``ExternalCall``: ``result``.
+
+        Every interrupt is single-use and bound to its call: only its id is taken from
+        ``interrupt``; the call and arguments come from the store's record. A second resume of
+        a used interrupt raises :class:`~invokit.exceptions.ApprovalAlreadyUsed` (an unknown id
+        :class:`~invokit.exceptions.ApprovalNotFound`). A resumed call is decided again by the
+        policy in force: an approval satisfies an ``ask``, never a ``deny``. A "no" (from here
+        or any other channel) is final for that request.
         """
+        # Only the id is read from what the caller holds: the call, its arguments and what it
+        # waits for come from the executor's own record (a dict can be forged).
         if isinstance(interrupt, Mapping):
-            interrupt = interrupt_from_dict(dict(interrupt))
-        if isinstance(interrupt, AuthorizationRequired | ExternalCall):
-            return await _approving.resume_other(self, interrupt, credentials, result, on_progress)
-        approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
-        if approval_id in self._interrupts and not approval_id.startswith("apr_"):
+            found = interrupt.get("id")
+            if found is None and isinstance(interrupt.get("request"), Mapping):
+                found = interrupt["request"].get("id")
+            if not isinstance(found, str):
+                raise ValueError("an interrupt to resume needs its 'id'")
+            approval_id = found
+        else:
+            approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
+        if not approval_id.startswith("apr_"):
             return await _approving.resume_other(
-                self, self._interrupts[approval_id], credentials, result, on_progress
+                self, approval_id, credentials, result, on_progress
             )
         from invokit.approvals import ApprovalDecision
 
@@ -340,7 +337,7 @@ class Executor(Reporter):
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
 
-    def _recheck(
+    async def _recheck(
         self,
         prepared: Prepared,
         call: ToolCall,
@@ -349,22 +346,12 @@ class Executor(Reporter):
         start: float,
         source: str,
     ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision] | Failed:
-        """Validation, preflight and policy again, for arguments that changed after the first
+        """Validation and the decision again, for arguments that changed after the first
         decision (a hook's rewrite, a person's edit); a deny or invalid input fails the call."""
-        try:
-            args = prepared.validator(arguments)
-        except ArgumentsError as exc:
-            return self._failed(call, start, "invalid_arguments", f"{source} are invalid: {exc}")
-        try:
-            requests = tuple(prepared.tool.permissions(args, ctx))
-        except Exception as exc:
-            return self._failed(
-                call, start, "denied", f"Permission check of {call.name!r} failed: {exc!r}"
-            )
-        decision = prepared.policy.decide(args, requests)
-        if decision.verdict == "deny":
-            return self._failed(call, start, "denied", denied_message(call.name, decision))
-        return args, requests, decision
+        decided = await validate_and_decide(self, prepared, call, arguments, ctx, start, source)
+        if isinstance(decided, Failed):
+            return decided
+        return decided.args, decided.requests, decided.decision
 
     async def execute_many(
         self,

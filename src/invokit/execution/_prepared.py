@@ -68,7 +68,7 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         shortcut = inner.direct()
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut
-            prepared.lean = not inner.declares_permissions
+            prepared.lean = not inner.declares_permissions and inner.approval_check is None
     prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
     settled = prepared.policy.constant
     if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from invokit._calls import ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import AuthRequired
+from invokit.execution._approving import hold
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_with_timeout
 from invokit.execution._limits import apply_output_limit
@@ -54,9 +55,12 @@ async def run(
             return outcome
     if tool.external:
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
-        return ex._interrupted(interrupt)
+        return await hold(ex, ex._interrupted(interrupt))
     if "started" in ex._sinks_for:
         ex._emit("started", call, {})
+    direct = prepared.direct
+    if ctx is None and direct is None:
+        ctx = ToolContext(call, resources=ex.resources)
     try:
         if ctx is not None:
             ctx.bind_policy(
@@ -64,13 +68,11 @@ async def run(
             )
         if not tool._ready:
             await tool.ensure_setup()
-        direct = prepared.direct
         if direct is not None:
             convert = prepared.convert
             coro = direct(**(convert(args) if convert is not None else args))
         else:
-            if ctx is None:
-                ctx = ToolContext(call, resources=ex.resources)
+            assert ctx is not None
             coro = tool.invoke(args, ctx)
         value, late = await run_with_timeout(coro, prepared.timeout)
         if late:
@@ -82,7 +84,7 @@ async def run(
     except BaseException as exc:
         absorbed = absorb(ex, call, args, ctx, exc)
         if isinstance(absorbed, Interrupted):
-            return absorbed
+            return await hold(ex, absorbed)
         result = absorbed
     fresh = True
     for hook in ex._after:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from invokit._spec import ToolSpec
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
+from invokit.tools._approval import BoundCheck
 from invokit.tools._context import ToolContext
 
 
@@ -24,6 +25,9 @@ class Tool(ABC):
     """True for declaration-only tools: the host runs them, not invokit."""
     strict: bool = False
     """Refuse ``1.0`` for integer fields."""
+    approval_check: BoundCheck | None = None
+    """Whether a call with these arguments needs a person's approval, decided by the tool
+    (``@tool(needs_approval=<function>)``); ``None``: the policy alone decides."""
 
     _validator: ArgumentValidator | None = None
     _validator_for: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -112,13 +113,36 @@ class ToolContext:
     @property
     def idempotency_key(self) -> str:
         """Stable for one call across interrupts and resumes (even in another process): pass it
-        to payment or ticket APIs so a side effect happens once."""
-        if self._key is None:
-            seed = f"{self.session_id or ''}\x00{self.call_id}\x00{self.tool_name}"
-            import hashlib
+        to payment or ticket APIs so a side effect happens once.
 
-            self._key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return self._key
+        It binds the tool name, the canonical validated arguments, the session and the call
+        id: a retry of the same call gets the same key; two different calls never share one,
+        even when a model reuses a call id.
+        """
+        if self._key is not None:
+            return self._key
+        import hashlib
+
+        from invokit._canonical import canonical_hash
+
+        arguments: object = self._args
+        bound = arguments is not _EMPTY
+        if not bound and self.call is not None:  # not (yet) run by an executor: the raw ones
+            arguments = self.call.arguments
+            if isinstance(arguments, str | bytes):
+                import json
+
+                with contextlib.suppress(ValueError):
+                    arguments = json.loads(arguments)
+        try:
+            digest = canonical_hash(arguments)
+        except Exception:  # raw arguments that are not JSON: their text stands for them
+            digest = hashlib.sha256(repr(arguments).encode("utf-8", "surrogatepass")).hexdigest()
+        seed = "\x00".join((self.tool_name, digest, self.session_id or "", self.call_id))
+        key = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        if bound:
+            self._key = key
+        return key
 
     def bind_policy(self, policy: Any, args: Mapping[str, Any], ceiling: str = "allow") -> None:
         """Let :meth:`permits` consult ``policy`` (the executor's, compiled for this tool).

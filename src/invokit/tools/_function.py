@@ -12,6 +12,7 @@ from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
 from invokit.schema._signature import FunctionSignature, read_signature
+from invokit.tools._approval import ApprovalCheck, approval_check
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ToolContext
 from invokit.tools._threads import run_in_thread
@@ -40,7 +41,7 @@ class FunctionTool(Tool):
         destructive: bool | None = None,
         idempotent: bool | None = None,
         open_world: bool | None = None,
-        needs_approval: bool | None = None,
+        needs_approval: bool | ApprovalCheck | None = None,
         streaming: bool | None = None,
         tags: Iterable[str] = (),
         category: str | None = None,
@@ -58,6 +59,13 @@ class FunctionTool(Tool):
         self._is_asyncgen = inspect.isasyncgenfunction(fn)
         self._is_async = inspect.iscoroutinefunction(fn)
         hints = annotations or ToolAnnotations()
+        if callable(needs_approval):
+            self.approval_check = approval_check(needs_approval, tool=self._name)
+            needs_approval = None
+        if permissions is not None and not callable(permissions):
+            raise InvalidToolDefinition(
+                "permissions must be a function of the arguments", permissions, tool=self._name
+            )
         given = {
             "read_only": read_only,
             "destructive": destructive,
@@ -82,6 +90,16 @@ class FunctionTool(Tool):
         self._permissions = permissions
         self.strict = strict
         self._metadata = dict(metadata or {})
+        # The options' types are checked now, not when the spec is first built (lazily).
+        ToolSpec(
+            name=self._name,
+            annotations=self._annotations,
+            tags=self._tags,
+            category=category,
+            output_limit=output_limit,
+            timeout=timeout,
+            concurrency=concurrency,
+        )
         self._spec: ToolSpec | None = None
         self._signature: FunctionSignature | None = None
         self._context_param: str | None = None
@@ -211,7 +229,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
-    needs_approval: bool | None = None,
+    needs_approval: bool | ApprovalCheck | None = None,
     streaming: bool | None = None,
     tags: Iterable[str] = (),
     category: str | None = None,
@@ -239,6 +257,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
             ``idempotent``, ``open_world``, ``needs_approval``, ``streaming``), ``tags``,
             ``category``, ``output_limit``, ``timeout``, ``concurrency``, ``permissions`` (a
             function of the arguments returning permission requests), ``strict``, ``metadata``.
+            ``needs_approval`` may also be a function of the validated arguments (and
+            optionally the ``ToolContext``), sync or async, returning a bool: True asks a
+            person about that call (see :class:`~invokit.tools.ApprovalCheck`).
     """
     if fn is not None:
         return FunctionTool(fn, **options)
