@@ -21,7 +21,17 @@ LimitMode: TypeAlias = Literal["fail", "clip", "head_tail", "spill"]
 
 def tag_set(tags: Iterable[str] | str) -> frozenset[str]:
     """``tags`` as a frozenset; a lone string is one tag (not a set of its letters)."""
-    return frozenset((tags,)) if isinstance(tags, str) else frozenset(tags)
+    if isinstance(tags, str):
+        return frozenset((tags,))
+    if not isinstance(tags, Iterable):
+        raise InvalidToolDefinition(
+            f"tags must be text or an iterable of text, not {type(tags).__name__}", tags
+        )
+    found = frozenset(tags)
+    for tag in found:
+        if not isinstance(tag, str):
+            raise InvalidToolDefinition(f"each tag must be text, not {type(tag).__name__}", tag)
+    return found
 
 
 class ToolName(str):
@@ -160,7 +170,7 @@ _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 def _check_types(spec: ToolSpec) -> None:
     """Refuse option values of the wrong type when the tool is defined, not at its first call
-    (``timeout="3"``, ``tags=[1]``, ``annotations={...}``)."""
+    (``timeout="3"``, ``annotations={...}``); tags are checked by :func:`tag_set`."""
 
     def wrong(option: str, expected: str, value: object) -> InvalidToolDefinition:
         return InvalidToolDefinition(
@@ -182,17 +192,6 @@ def _check_types(spec: ToolSpec) -> None:
     timeout = spec.timeout
     if timeout is not None and (type(timeout) is bool or not isinstance(timeout, int | float)):
         raise wrong("timeout", "a number of seconds", timeout)
-    tags = spec.tags
-    if not isinstance(tags, str | Iterable):
-        raise wrong("tags", "text or an iterable of text", tags)
-
-
-def _check_tags(spec: ToolSpec) -> None:
-    for tag in spec.tags:
-        if not isinstance(tag, str):
-            raise InvalidToolDefinition(
-                f"each tag must be text, not {type(tag).__name__}", tag, tool=spec.name
-            )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -242,9 +241,7 @@ class ToolSpec:
                 tool=self.name,
             )
         _check_types(self)
-        if not isinstance(self.tags, frozenset):
-            object.__setattr__(self, "tags", tag_set(self.tags))
-        _check_tags(self)
+        object.__setattr__(self, "tags", tag_set(self.tags))  # checks each tag is text
         if self.timeout is not None and not 0 < self.timeout < math.inf:
             raise InvalidToolDefinition(
                 "timeout must be a positive, finite number of seconds", self.timeout, tool=self.name

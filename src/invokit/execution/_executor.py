@@ -52,7 +52,9 @@ if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
     from invokit.permissions import Decision, Policy
 
-Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision"]]
+Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
+"""Decides an approval request inline: an ``ApprovalDecision``, or ``True`` (approve once) /
+``False`` (deny)."""
 
 
 class Executor(Reporter):
