@@ -319,7 +319,7 @@ class Executor(Reporter):
             approval_id = found
         else:
             approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
-        if not approval_id.startswith("apr_"):
+        if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
             return await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
