@@ -139,7 +139,10 @@ def protection_rules(root: str | os.PathLike[str] | None, paths: Iterable[Path])
     for path in paths:
         why = PROTECT_REASON.format(path=path)
         relative = _relative(path, base)
-        pattern = "**" if relative == "." else f"{_literal(relative or path.as_posix())}/**"
+        pattern = _literal(relative or path.as_posix())
+        if not path.is_file():
+            # A folder (the state directory), or a file not there yet: it and all below it.
+            pattern = "**" if relative == "." else f"{pattern}/**"
         for kind in ("write", "delete"):
             rules.setdefault(f"*({kind}:{pattern})", why)
         if base is None or relative is None:
