@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from invokit.cli._trustfile import TRUST_FILE
 from tests.cli.conftest import invokit_bin, subprocess_env
 
 TMUX = shutil.which("tmux")
@@ -108,6 +109,8 @@ def test_the_trust_question_in_a_terminal(shell: tuple[Shell, Path, Path], tmp_p
     terminal.wait_for(r"EXIT=0")
     assert "Hello from the root" in terminal.text()
     assert not marker.exists()
+    trusted = json.loads((state / TRUST_FILE).read_text())["trusted"]
+    assert trusted[str(config.resolve())]["by"] == "terminal"
 
     terminal.tmux("send-keys", "-t", "trust", "C-l")
     terminal.tmux("clear-history", "-t", "trust")
