@@ -4,6 +4,7 @@ tool (denied, never asked), whether they exist yet or not, through the real CLI.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,31 @@ def test_deleting_the_root_is_denied_before_anyone_is_asked(
     code, out, _ = cli("call", "fs.delete", "path=README.md", "--json")
     assert code == 3 and json.loads(out)["status"] == "approval_required"
     assert config.exists() and (root / "README.md").exists()
+
+
+def test_an_imported_module_in_the_root_is_protected(
+    cli: Cli, root: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A [tools.python] module inside the root runs as code at the next start: no tool may
+    rewrite it (nor its package folder)."""
+    package = root / "protected_pkg_tools"
+    package.mkdir()
+    (package / "__init__.py").write_text("from tests.cli.demo_tools import registry\n")
+    (package / "helpers.py").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "protected_pkg_tools", raising=False)
+    config = root / "invokit.toml"
+    config.write_text(
+        '[tools.python]\nimport = ["protected_pkg_tools:registry"]\n'
+        '[policy]\ndefault = "allow"\nallow = ["*"]\n'
+    )
+    trust_config(config, state)
+    try:
+        for path in ("protected_pkg_tools/__init__.py", "protected_pkg_tools/helpers.py"):
+            code, out, _ = cli("call", "fs.write", f"path={path}", "content=import os", "--json")
+            assert code == 1 and _outcome(out) == ("failed", "denied"), path
+        code, out, err = cli("call", "demo.count", "to=1", "--json")
+        assert code == 0, err
+    finally:
+        sys.modules.pop("protected_pkg_tools", None)
+    assert (package / "helpers.py").read_text() == ""

@@ -9,7 +9,6 @@ identical call retried in another.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -136,10 +135,10 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
     """
     config = resolve_config(options, interactive=interactive)
     policy_file = _policy_file(options.policy, config.root, interactive)
-    registry = default_registry(config, allow_shell=options.allow_shell)
     protect = protected_paths(
         config, options.policy, state_dir(create=False), modules=module_files(config)
     )
+    registry = default_registry(config, allow_shell=options.allow_shell)
     if policy_file is not None:
         policy = protected(policy_file, config.root, protect)
         source = str(options.policy)
@@ -184,20 +183,26 @@ def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Pol
 
 
 def module_files(config: Config) -> tuple[Path, ...]:
-    """The source of each ``[tools.python]`` module inside the root, once imported: its
-    package folder, or the module file. Rewritten, it would run as code at the next start."""
+    """Where each ``[tools.python]`` module inside the root lives: its top-level package
+    folder, or its file. Rewritten, it would run as code at the next start. Found without
+    importing anything (``importlib.util.find_spec`` of the top-level name)."""
+    from importlib.util import find_spec
+
     out: list[Path] = []
     for reference in config.python:
         top = reference.partition(":")[0].split(".")[0]
-        module = sys.modules.get(top)
-        file = getattr(module, "__file__", None)
-        if not file:
+        try:
+            spec = find_spec(top)
+        except (ImportError, ValueError):
+            continue  # importing it will say what is wrong
+        if spec is None:
             continue
-        path = Path(file).resolve()
-        if path.name == "__init__.py":
-            path = path.parent
-        if _inside(path, config.root) and path not in out:
-            out.append(path)
+        locations = list(spec.submodule_search_locations or ())
+        found = [Path(p) for p in locations] or ([Path(spec.origin)] if spec.origin else [])
+        for path in found:
+            path = path.resolve()
+            if path.exists() and _inside(path, config.root) and path not in out:
+                out.append(path)
     return tuple(out)
 
 
