@@ -205,3 +205,21 @@ def test_state_inside_the_root_is_refused_for_trust(
     code, _, err = cli("call", "fs.read", "path=README.md")
     assert code == 2 and "INVOKIT_STATE_DIR" in err
     assert not (root / ".state" / TRUST_FILE).exists()
+
+
+def test_a_damaged_trust_file_trusts_nothing(cli: Cli, root: Path, state: Path) -> None:
+    """A trust file that is not JSON, or a symlink planted in its place, is an error (exit 2)
+    naming the file, never a reason to use the configuration."""
+    config = root / "invokit.toml"
+    config.write_text('[policy]\ndefault = "allow"\nallow = ["*"]\n')
+    state.mkdir(mode=0o700, exist_ok=True)
+    (state / TRUST_FILE).write_text("{not json")
+    code, out, _ = cli("call", "fs.write", "path=x.txt", "content=x", "--json")
+    assert code == 2 and TRUST_FILE in json.loads(out)["error"]["source"]
+    (state / TRUST_FILE).unlink()
+    forged = root.parent / "forged.json"
+    forged.write_text(json.dumps({"trusted": {str(config.resolve()): {"sha256": "0"}}}))
+    (state / TRUST_FILE).symlink_to(forged)
+    code, out, _ = cli("call", "fs.write", "path=x.txt", "content=x", "--json")
+    assert code == 2 and "symbolic link" in json.loads(out)["error"]["message"]
+    assert not (root / "x.txt").exists()

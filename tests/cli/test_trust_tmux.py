@@ -48,6 +48,12 @@ class Shell:
             time.sleep(0.2)
         raise AssertionError(f"{pattern!r} never appeared:\n{self.text()}")
 
+    def since(self, marker: str) -> str:
+        """The screen after the last line that is exactly ``marker``."""
+        lines = self.text().splitlines()
+        last = max(i for i, line in enumerate(lines) if line.strip() == marker)
+        return "\n".join(lines[last + 1 :])
+
     def run(self, command: str) -> None:
         self.tmux("send-keys", "-t", "trust", "-l", command)
         self.tmux("send-keys", "-t", "trust", "Enter")
@@ -75,7 +81,8 @@ def shell(tmp_path: Path) -> Iterator[tuple[Shell, Path, Path]]:
 
 def test_the_trust_question_in_a_terminal(shell: tuple[Shell, Path, Path], tmp_path: Path) -> None:
     """The config is shown with its hidden characters visible and its markup inert; "n" starts
-    nothing; "y" trusts it and the call runs; the next run does not ask again."""
+    nothing; "y" trusts it and the call runs; the next run does not ask again; an edit asks
+    again, and end of input is a no."""
     terminal, root, state = shell
     marker = tmp_path / "marker"
     (root / "evil.py").write_text(
@@ -89,31 +96,34 @@ def test_the_trust_question_in_a_terminal(shell: tuple[Shell, Path, Path], tmp_p
         '[policy]\ndefault = "allow"\nallow = ["*"]\n'
     )
     call = f"{invokit_bin()} call fs.read path=README.md; echo EXIT=$?"
-    terminal.run(call)
-    terminal.wait_for(r"Trust this configuration\? \[y/N\]")
-    screen = terminal.text()
+    terminal.run("echo PHASE=1; " + call)
+    terminal.wait_for(r"\nPHASE=1\n[\s\S]*Trust this configuration\? \[y/N\]")
+    screen = terminal.since("PHASE=1")
     assert "\\u202e" in screen and "\u202e" not in screen
     assert "[conceal]rm -rf ~[/conceal]" in screen
     assert "[mcp.servers.evil]" in screen and str(config) in screen
     terminal.run("n")
-    terminal.wait_for(r"EXIT=2")
+    terminal.wait_for(r"PHASE=1[\s\S]*EXIT=2")
     assert "not trusted, so not used" in terminal.text()
     assert not marker.exists()
 
     config.write_text('[policy]\nallow = ["fs.*"]\n')
-    terminal.tmux("send-keys", "-t", "trust", "C-l")
-    terminal.tmux("clear-history", "-t", "trust")
-    terminal.run(call)
-    terminal.wait_for(r"Trust this configuration\? \[y/N\]")
+    terminal.run("echo PHASE=2; " + call)
+    terminal.wait_for(r"\nPHASE=2\n[\s\S]*Trust this configuration\? \[y/N\]")
     terminal.run("y")
-    terminal.wait_for(r"EXIT=0")
+    terminal.wait_for(r"PHASE=2[\s\S]*EXIT=0")
     assert "Hello from the root" in terminal.text()
     assert not marker.exists()
     trusted = json.loads((state / TRUST_FILE).read_text())["trusted"]
     assert trusted[str(config.resolve())]["by"] == "terminal"
 
-    terminal.tmux("send-keys", "-t", "trust", "C-l")
-    terminal.tmux("clear-history", "-t", "trust")
-    terminal.run(call)
-    terminal.wait_for(r"EXIT=0")
-    assert "Trust this configuration" not in terminal.text()
+    terminal.run("echo PHASE=3; " + call)
+    terminal.wait_for(r"PHASE=3[\s\S]*EXIT=0")
+    assert "Trust this configuration" not in terminal.since("PHASE=3")
+
+    config.write_text('[policy]\nallow = ["fs.*"]\ndefault = "allow"\n')
+    terminal.run("echo PHASE=4; " + call)
+    terminal.wait_for(r"\nPHASE=4\n[\s\S]*Trust this configuration\? \[y/N\]")
+    assert "It changed since it was trusted" in terminal.since("PHASE=4")
+    terminal.tmux("send-keys", "-t", "trust", "C-d")
+    terminal.wait_for(r"PHASE=4[\s\S]*EXIT=2")

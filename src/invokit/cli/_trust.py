@@ -57,10 +57,7 @@ def require_trust(source: ConfigSource, *, root: Path, interactive: bool | None 
             said no.
     """
     store = trust_store(root)
-    try:
-        previous = store.get(source.path)
-    except ValueError as exc:
-        raise ConfigError(str(exc), source=str(store.path)) from None
+    previous = store.get(source.path)
     if previous is not None and previous.sha256 == source.sha256:
         return
     path = Path(trust_key(source.path))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from invokit._state import inside_any, read_private, state_dir, write_private
+from invokit.cli._config import ConfigError
 
 TRUST_FILE = "trusted-configs.json"
 
@@ -70,21 +71,26 @@ class TrustStore:
         return cls(path)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        text = read_private(self.path)
-        if not text:
-            return {}
         try:
-            data = json.loads(text)
-        except ValueError:
-            raise ValueError(
-                f"{self.path} is not valid JSON; fix or remove it (every trust is then asked again)"
+            text = read_private(self.path)
+            data = json.loads(text) if text else {}
+        except (OSError, ValueError) as exc:  # PermissionError, bad UTF-8 or JSON
+            raise ConfigError(
+                f"cannot read the trusted configurations ({exc}); fix or remove the file "
+                "(every configuration is then asked about again)",
+                source=str(self.path),
             ) from None
         trusted = data.get("trusted") if isinstance(data, dict) else None
         return trusted if isinstance(trusted, dict) else {}
 
     def _write(self, trusted: dict[str, dict[str, Any]]) -> None:
         document = {"version": 1, "trusted": trusted}
-        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        try:
+            write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot record the trusted configurations: {exc}", source=str(self.path)
+            ) from None
 
     def get(self, file: str | os.PathLike[str]) -> TrustedConfig | None:
         """What was trusted for ``file``, if anything."""
