@@ -7,8 +7,10 @@ record who approved what, and must never sit inside a directory a tool may write
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -67,6 +69,45 @@ def private_file(path: Path) -> Path:
     finally:
         os.close(fd)
     return path
+
+
+def read_private(path: Path) -> str | None:
+    """The text of the private file ``path``, or ``None`` when there is none.
+
+    Raises:
+        PermissionError: ``path`` is a symbolic link or belongs to another user.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise PermissionError(f"{path} is a symbolic link; it is not used") from None
+        raise exc
+    with os.fdopen(fd, "rb") as handle:
+        _check_owner(path, os.fstat(handle.fileno()).st_uid)
+        return handle.read().decode("utf-8")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (mode 0600, in a private directory).
+
+    Another process reads the old file or the new one, never half of one; a crash leaves the
+    old one.
+    """
+    private_dir(path.parent)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _check_owner(path: Path, uid: int) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from invokit._state import inside_any, private_file, state_dir
+from invokit._state import inside_any, private_file, read_private, state_dir, write_private
 
 
 def test_env_var_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,3 +77,32 @@ def test_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
         private_file(shared / "approvals.sqlite3")
     shared.chmod(0o1777)  # sticky, like /tmp: others cannot replace our files
     assert private_file(shared / "approvals.sqlite3").exists()
+
+
+def test_write_private_replaces_atomically_and_privately(tmp_path: Path) -> None:
+    """`write_private` leaves a 0600 file with the new text, no temporary file beside it,
+    and replaces a planted symlink instead of writing through it."""
+    state = tmp_path / "state"
+    path = state / "trusted-configs.json"
+    write_private(path, "one")
+    write_private(path, "two")
+    assert read_private(path) == "two"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o700
+    assert sorted(p.name for p in state.iterdir()) == ["trusted-configs.json"]
+    target = tmp_path / "victim"
+    target.write_text("untouched")
+    path.unlink()
+    path.symlink_to(target)
+    write_private(path, "three")
+    assert target.read_text() == "untouched" and not path.is_symlink()
+
+
+def test_read_private_refuses_links_and_reads_nothing_missing(tmp_path: Path) -> None:
+    """`read_private` is None for a missing file and refuses a symlink planted at the path."""
+    assert read_private(tmp_path / "missing") is None
+    target = tmp_path / "forged"
+    target.write_text('{"trusted": {}}')
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(PermissionError, match="symbolic link"):
+        read_private(tmp_path / "link")

@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from invokit.cli._app import build_app
+from invokit.cli._config import read_source
+from invokit.cli._trustfile import TRUST_FILE, TrustStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS_PARENT = Path(__file__).resolve().parents[2]
@@ -65,3 +67,9 @@ def subprocess_env(state: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(TESTS_PARENT)])
     env["COLUMNS"] = "200"
     return env
+
+
+def trust_config(file: Path, state: Path) -> Path:
+    """Record ``file``, as it is now, as trusted by a person (what `invokit trust` does)."""
+    TrustStore(state / TRUST_FILE).trust(file, read_source(file).sha256, by="test")
+    return file

@@ -15,7 +15,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.cli.conftest import invokit_bin, subprocess_env
+from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
 from tests.mcp.support import Asker
 
 CONFIG = """\
@@ -36,6 +36,7 @@ def make_root(base: Path) -> tuple[Path, Path]:
     root.mkdir()
     (root / "README.md").write_text("# Served\n")
     (root / "invokit.toml").write_text(CONFIG)
+    trust_config(root / "invokit.toml", base / "state")
     return root, base / "state"
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from invokit.cli._call import _ProgressBar
 from invokit.tools import Progress
-from tests.cli.conftest import Cli, invokit_bin, subprocess_env
+from tests.cli.conftest import Cli, invokit_bin, subprocess_env, trust_config
 
 
 def test_read_prints_the_file(cli: Cli) -> None:
@@ -120,9 +120,10 @@ def test_policy_file_denies(cli: Cli, tmp_path: Path) -> None:
     assert json.loads(out)["result"]["error"]["kind"] == "denied"
 
 
-def test_the_config_file_in_the_root_cannot_be_written(cli: Cli, root: Path) -> None:
+def test_the_config_file_in_the_root_cannot_be_written(cli: Cli, root: Path, state: Path) -> None:
     """A tool may never rewrite invokit.toml in the root, even with an allow-all policy."""
     (root / "invokit.toml").write_text('[policy]\nallow = ["*"]\ndefault = "allow"\n')
+    trust_config(root / "invokit.toml", state)
     code, out, _ = cli("call", "fs.write", "path=invokit.toml", "content=x", "--json")
     assert code == 1
     assert json.loads(out)["result"]["error"]["kind"] == "denied"
@@ -186,11 +187,12 @@ def test_call_as_a_subprocess_and_approve_from_another(root: Path, state: Path) 
     assert (root / "p.txt").read_text() == "from a process"
 
 
-def test_progress_of_a_real_call_is_shown(cli: Cli, root: Path) -> None:
+def test_progress_of_a_real_call_is_shown(cli: Cli, root: Path, state: Path) -> None:
     """A tool that reports progress draws the bar on stderr; the result is on stdout."""
     (root / "invokit.toml").write_text(
         '[tools.python]\nimport = ["tests.cli.demo_tools:registry"]\n[policy]\nallow = ["demo.*"]\n'
     )
+    trust_config(root / "invokit.toml", state)
     code, out, err = cli("call", "demo.count", "to=3")
     assert code == 0, err
     assert "counted: 3" in out

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from invokit.mcp import PinStore
-from tests.cli.conftest import Cli, invokit_bin
+from tests.cli.conftest import Cli, invokit_bin, trust_config
 
 
 @pytest.fixture
-def imported(root: Path, tmp_path: Path) -> Path:
+def imported(root: Path, tmp_path: Path, state: Path) -> Path:
     """invokit.toml importing another root served by `invokit serve --stdio` as "other"."""
     other = tmp_path / "other"
     other.mkdir()
@@ -23,6 +23,7 @@ def imported(root: Path, tmp_path: Path) -> Path:
         "connect_timeout = 120\n"
         '[policy]\nallow = ["tag:read & category:filesystem", "other.fs.read"]\n'
     )
+    trust_config(root / "invokit.toml", state)
     return other
 
 

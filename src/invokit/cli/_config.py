@@ -40,6 +40,53 @@ class ConfigError(InvokitError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+class UntrustedConfigError(ConfigError):
+    """A configuration inside the served root that no person has trusted as it is now.
+
+    Attributes:
+        path: the file, absolute.
+        changed: it was trusted before, with other content.
+        command: what a person runs to review and trust it.
+    """
+
+    def __init__(self, path: Path, *, changed: bool, declined: bool = False) -> None:
+        import shlex
+
+        self.path = path
+        self.changed = changed
+        self.command = f"invokit trust {shlex.quote(_visible_line(str(path)))}"
+        if declined:
+            problem = "not trusted, so not used (nothing from it was loaded or started)"
+        else:
+            state = "changed since it was trusted" if changed else "not trusted yet"
+            problem = (
+                f"{state}: a configuration inside the served root decides what may run, so it "
+                f"is used only after a person has reviewed it; review it and run: {self.command}"
+            )
+        super().__init__(problem, source=_visible_line(str(path)))
+
+
+def _visible_line(text: str) -> str:
+    """``text`` on one line, with control characters shown as escapes."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfigSource:
+    """A configuration file read once: what is hashed is exactly what is parsed and shown."""
+
+    path: Path
+    data: bytes
+    sha256: str
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ShellConfig:
     """The ``[tools.shell]`` table: the shell tool is served only when it is present."""
@@ -123,14 +170,23 @@ def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def load_config(path: str | os.PathLike[str]) -> Config:
-    """Read and check ``path``; relative paths in it are relative to its directory."""
+def read_source(path: str | os.PathLike[str]) -> ConfigSource:
+    """The bytes of the configuration file ``path`` (UTF-8 checked) and their SHA-256."""
+    import hashlib
+
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        data = file.read_bytes()
+        data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the configuration: {exc}", source=str(file)) from None
-    return parse_config(text, source=file)
+    return ConfigSource(path=file, data=data, sha256=hashlib.sha256(data).hexdigest())
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and check ``path``; relative paths in it are relative to its directory."""
+    source = read_source(path)
+    return parse_config(source.text, source=source.path)
 
 
 def parse_config(text: str, *, source: Path) -> Config:

@@ -1,19 +1,20 @@
 """The toolset and the policy ``invokit serve`` and ``invokit call`` use unless told otherwise.
 
-Reads inside the root are allowed; writes, edits, moves, deletes and the shell ask a person;
-the network is denied unless ``[tools.http]`` configures it; anything else (imported MCP
-tools) asks. The configuration file itself, when it sits inside the root, can never be
-written or deleted by a tool: a model must not rewrite its own permissions.
+Reads inside the root are allowed, except secrets (``.env``, private keys, credential files),
+which ask; writes, edits, moves, deletes and the shell ask a person; secrets are never written;
+the network is denied unless ``[tools.http]`` configures it; anything else (imported MCP tools)
+asks. Whatever the policy, the files that decide what may run (see :func:`protected_paths`)
+are never written, moved or deleted by a tool: a model must not rewrite its own permissions.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from invokit.cli._config import Config, ConfigError
+from invokit.cli._config import CONFIG_NAME, Config, ConfigError
 from invokit.permissions import Policy
 from invokit.registry import Registry, ToolRegistry
 
@@ -23,34 +24,164 @@ ASK_RULES = ("tag:write", "shell", "@destructive")
 NETWORK_DENY = "*(net:*)"
 HTTP_TOOL = "http.fetch"
 
+SECRETS = (
+    "**/.env",
+    "**/.env.*",
+    "**/.envrc",
+    "**/*.pem",
+    "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    "**/*.kdbx",
+    "**/id_rsa",
+    "**/id_dsa",
+    "**/id_ecdsa",
+    "**/id_ecdsa_sk",
+    "**/id_ed25519",
+    "**/id_ed25519_sk",
+    "**/.ssh/**",
+    "**/.gnupg/**",
+    "**/.git/config",
+    "**/.git-credentials",
+    "**/.netrc",
+    "**/_netrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    "**/.aws/credentials",
+    "**/.docker/config.json",
+    "**/.kube/config",
+)
+"""Paths, at any depth, that hold credentials: reading one asks, writing one is denied.
+Private keys are named one by one (``id_rsa``, not ``id_*``), so ``id_rsa.pub`` and
+``id_utils.py`` stay ordinary files."""
+
+SECRET_READ_REASON = (
+    "it may hold credentials or a private key, so it is read only with a person's approval "
+    "(default policy: secrets)"
+)
+SECRET_WRITE_REASON = (
+    "it may hold credentials or a private key, and no tool writes one (default policy: secrets)"
+)
+
+
+def secret_rules() -> dict[str, dict[str, str]]:
+    """The default policy's rules about secrets, by list, each with why it is there."""
+    return {
+        "ask": {f"*(read:{pattern})": SECRET_READ_REASON for pattern in SECRETS},
+        "deny": {f"*(write:{pattern})": SECRET_WRITE_REASON for pattern in SECRETS},
+    }
+
 
 def default_policy(config: Config, *, protect: Iterable[Path] = ()) -> Policy:
-    """The default policy for ``config``'s root; ``protect`` files are never written."""
+    """The default policy for ``config``'s root; ``protect`` paths are never written."""
     allow = list(READ_RULES)
     deny: list[str] = []
     if config.http is None:
         deny.append(NETWORK_DENY)
     else:
         allow.append(HTTP_TOOL)
-    policy = Policy(allow=allow, ask=ASK_RULES, deny=deny, root=config.root, default="ask")
+    secrets = secret_rules()
+    policy = Policy(
+        allow=allow,
+        ask=[*secrets["ask"], *ASK_RULES],
+        deny=[*deny, *secrets["deny"]],
+        root=config.root,
+        default="ask",
+    )
     return protected(policy, config.root, protect)
 
 
-def protected(policy: Policy, root: Path, files: Iterable[Path]) -> Policy:
-    """``policy`` plus deny rules for writing or deleting each of ``files`` inside ``root``."""
-    rules: list[str] = []
-    for file in files:
-        try:
-            relative = file.resolve().relative_to(root)
-        except ValueError:
-            continue  # outside the root: no tool can reach it anyway
-        rules += [f"*(write:{_literal(relative)})", f"*(delete:{_literal(relative)})"]
-    return policy.with_rules(deny=rules) if rules else policy
+def protected_paths(
+    config: Config,
+    policy_file: str | os.PathLike[str] | None,
+    state_dir: str | os.PathLike[str],
+    *,
+    modules: Iterable[str | os.PathLike[str]] = (),
+) -> tuple[Path, ...]:
+    """The files and folders that decide what may run; no tool may write, move or delete them.
+
+    They are: the configuration in use, ``<root>/invokit.toml`` whether it exists yet or not (a
+    later run would pick it up), the ``--policy`` file, invokit's state directory (approvals,
+    audit log, MCP pins, trusted configurations) and the source files of the ``[tools.python]``
+    modules (``modules``). Each is given absolute, as written and with links resolved when
+    that differs. The built-in toolsets take this tuple as ``protected=`` to refuse the same
+    paths by their real location (links included) and to mount them read-only in the sandbox.
+    """
+    wanted: list[Path] = []
+    if config.source is not None:
+        wanted.append(Path(config.source))
+    wanted.append(config.root / CONFIG_NAME)
+    if policy_file is not None:
+        wanted.append(Path(policy_file))
+    wanted.append(Path(state_dir))
+    wanted += [Path(module) for module in modules]
+    out: list[Path] = []
+    for path in wanted:
+        absolute = Path(os.path.abspath(path.expanduser()))
+        for form in (absolute, absolute.resolve()):
+            if form not in out:
+                out.append(form)
+    return tuple(out)
 
 
-def _literal(path: Path) -> str:
+PROTECT_REASON = (
+    "{path} decides what may run (invokit's configuration, policy or state), so no tool may "
+    "write, move or delete it, nor a folder that holds it; edit it yourself, outside invokit"
+)
+
+
+def protection_rules(root: str | os.PathLike[str] | None, paths: Iterable[Path]) -> dict[str, str]:
+    """Deny rules, with their reason, for writing or deleting each of ``paths``, anything
+    below it, and each folder inside ``root`` that holds it (``fs.delete path=.``, a move of
+    the parent). Patterns are relative to ``root`` (the policy's) where they can be."""
+    base = Path(os.path.abspath(root)) if root is not None else None
+    rules: dict[str, str] = {}
+    for path in paths:
+        why = PROTECT_REASON.format(path=path)
+        relative = _relative(path, base)
+        pattern = _literal(relative or path.as_posix())
+        if not path.is_file():
+            # A folder (the state directory), or a file not there yet: it and all below it.
+            pattern = "**" if relative == "." else f"{pattern}/**"
+        for kind in ("write", "delete"):
+            rules.setdefault(f"*({kind}:{pattern})", why)
+        if base is None or relative is None:
+            continue
+        for parent in path.parents:
+            inside = _relative(parent, base)
+            if inside is None:
+                break
+            for kind in ("write", "delete"):
+                rules.setdefault(f"*({kind}:{_literal(inside)})", why)
+    return rules
+
+
+def _relative(path: Path, base: Path | None) -> str | None:
+    if base is None:
+        return None
+    try:
+        return path.relative_to(base).as_posix() or "."
+    except ValueError:
+        return None
+
+
+def protected(policy: Policy, root: Path, paths: Iterable[Path]) -> Policy:
+    """``policy`` plus the :func:`protection_rules` for ``paths`` (denied, never asked)."""
+    rules = protection_rules(policy.root if policy.root is not None else root, paths)
+    return policy.with_rules(deny=list(rules)) if rules else policy
+
+
+def _literal(path: str) -> str:
     """``path`` as a target pattern matching only itself."""
-    return re.sub(r"([*?\\\[\]{}])", r"\\\1", path.as_posix())
+    return re.sub(r"([*?\\\[\]{}])", r"\\\1", path)
+
+
+def rule_reasons(config: Config, policy: Policy, paths: Iterable[Path]) -> Mapping[str, str]:
+    """Why each rule invokit added is there: shown by ``policy explain`` and ``policy show``."""
+    reasons = dict(protection_rules(policy.root if policy.root is not None else config.root, paths))
+    for rules in secret_rules().values():
+        reasons.update(rules)
+    return reasons
 
 
 def default_registry(config: Config, *, allow_shell: Iterable[str] = ()) -> Registry:
@@ -89,14 +220,6 @@ def default_registry(config: Config, *, allow_shell: Iterable[str] = ()) -> Regi
     for part in parts:
         registry = registry.merged(part)
     return registry
-
-
-def config_files(config: Config, policy_file: str | os.PathLike[str] | None) -> list[Path]:
-    """The files that decide what tools may do: never writable by those tools."""
-    files = [Path(policy_file)] if policy_file is not None else []
-    if config.source is not None:
-        files.append(config.source)
-    return files
 
 
 def imported(reference: str) -> Registry:

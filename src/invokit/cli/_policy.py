@@ -90,10 +90,13 @@ def register(app: typer.Typer) -> None:
                 explanation = anyio.run(_explain, setup, name, arguments)
             except (ArgumentSyntaxError, ArgumentsError) as exc:
                 fail(str(exc), USAGE, as_json=as_json)
+            why = setup.reasons.get(explanation.decision.rule or "")
             if as_json:
-                print_json(explanation_data(explanation))
+                print_json({**explanation_data(explanation), **({"why": why} if why else {})})
             else:
                 stdout().print(explanation.render(), markup=False)
+                if why:
+                    stdout().print(f"  why: {why}", markup=False)
 
     @group.command()
     def show(
@@ -106,13 +109,22 @@ def register(app: typer.Typer) -> None:
         """The rules in effect and where they come from."""
         with reported(as_json=as_json):
             setup = prepare(options(config, root, policy, allow_shell))
-            data = {"source": setup.policy_source, **setup.policy.to_dict()}
+            data = {
+                "source": setup.policy_source,
+                **setup.policy.to_dict(),
+                "reasons": dict(setup.reasons),
+            }
             if as_json:
                 print_json(data)
                 return
             console = stdout()
             console.print(f"policy: {setup.policy_source}", markup=False)
             for key, rules in setup.policy.rules().items():
+                said = None
                 for rule in rules:
                     console.print(f"  {key:<6} {rule}", markup=False)
+                    why = setup.reasons.get(rule)
+                    if why and why != said:
+                        console.print(f"         why: {why}", markup=False, style="dim")
+                    said = why
             console.print(f"  default {setup.policy.default}", markup=False)

@@ -9,24 +9,35 @@ identical call retried in another.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from invokit._state import state_dir
 from invokit.cli._config import (
     Config,
     ConfigError,
+    ConfigSource,
     McpServerConfig,
     default_config,
     find_config,
-    load_config,
+    parse_config,
+    read_source,
 )
-from invokit.cli._defaults import config_files, default_policy, default_registry, protected
+from invokit.cli._defaults import (
+    default_policy,
+    default_registry,
+    protected,
+    protected_paths,
+    rule_reasons,
+)
+from invokit.cli._trust import require_trust
 from invokit.exceptions import PolicyError
 from invokit.execution import Approver, EventSink, Executor
 from invokit.permissions import Policy
+from invokit.permissions._toml import load_text
 from invokit.registry import Registry
 
 if TYPE_CHECKING:
@@ -58,15 +69,29 @@ class Setup:
     policy: Policy
     policy_source: str
     """``default``, or the file the policy came from."""
+    protected: tuple[Path, ...] = ()
+    """What no tool may write, move or delete (:func:`invokit.cli._defaults.protected_paths`);
+    the built-in toolsets take it as ``protected=``."""
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    """Why each rule invokit added to the policy is there, by rule text."""
 
 
-def resolve_config(options: Options) -> Config:
-    """The configuration the options select, with ``--root`` applied."""
+def resolve_config(options: Options, *, interactive: bool | None = None) -> Config:
+    """The configuration the options select, with ``--root`` applied.
+
+    A file that was not named with ``--config`` (found in the root or the current directory),
+    or that lies inside the served root, is used only once a person has trusted it as it is
+    (:func:`invokit.cli._trust.require_trust`): nothing from it is imported or started before.
+    ``interactive`` says whether a person can be asked here (default: stdin is a terminal).
+    """
     source = options.config
+    explicit = source is not None
     if source is None and not options.no_config:
         # With --root, the root's invokit.toml; else the current directory's.
         source = find_config(options.root if options.root is not None else ".")
-    config = load_config(source) if source is not None else default_config()
+    read: ConfigSource | None = read_source(source) if source is not None else None
+    # Parsing builds nothing that runs: it is safe before trust, and says where a file is broken.
+    config = parse_config(read.text, source=read.path) if read is not None else default_config()
     if options.root is not None:
         root = options.root.resolve()
         if not root.is_dir():
@@ -76,7 +101,17 @@ def resolve_config(options: Options) -> Config:
         raise ConfigError(
             f"the root {config.root} is not a directory", source=str(config.source or ".")
         )
+    if read is not None and (not explicit or _inside(read.path, config.root)):
+        require_trust(read, root=config.root, interactive=interactive)
     return config
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (as written, or with links resolved) lies inside ``root``."""
+    return any(
+        form == root or root in form.parents
+        for form in (Path(os.path.abspath(path)), path.resolve())
+    )
 
 
 def _with_root(config: Config, root: Path) -> Config:
@@ -91,18 +126,21 @@ def _with_root(config: Config, root: Path) -> Config:
     return replace(config, root=root, policy=policy)
 
 
-def prepare(options: Options) -> Setup:
-    """Load the configuration and build the tools and the policy; raises ``ConfigError``."""
-    config = resolve_config(options)
-    protect = config_files(config, options.policy)
-    if options.policy is not None:
-        try:
-            policy = Policy.from_toml(options.policy)
-        except PolicyError as exc:
-            raise ConfigError(str(exc.args[0]), source=str(options.policy), line=exc.line) from None
-        if policy.root is None:
-            policy = Policy.from_dict({**policy.to_dict(), "root": str(config.root)})
-        policy = protected(policy, config.root, protect)
+def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
+    """Load the configuration and build the tools and the policy; raises ``ConfigError``.
+
+    A configuration or ``--policy`` file inside the root must be trusted first (see
+    :func:`resolve_config`). Whatever the policy, it denies every write, move or delete of the
+    :func:`~invokit.cli._defaults.protected_paths`.
+    """
+    config = resolve_config(options, interactive=interactive)
+    policy_file = _policy_file(options.policy, config.root, interactive)
+    protect = protected_paths(
+        config, options.policy, state_dir(create=False), modules=module_files(config)
+    )
+    registry = default_registry(config, allow_shell=options.allow_shell)
+    if policy_file is not None:
+        policy = protected(policy_file, config.root, protect)
         source = str(options.policy)
     elif config.policy is not None:
         policy = protected(config.policy, config.root, protect)
@@ -110,8 +148,62 @@ def prepare(options: Options) -> Setup:
     else:
         policy = default_policy(config, protect=protect)
         source = "default"
-    registry = default_registry(config, allow_shell=options.allow_shell)
-    return Setup(config=config, registry=registry, policy=policy, policy_source=source)
+    return Setup(
+        config=config,
+        registry=registry,
+        policy=policy,
+        policy_source=source,
+        protected=protect,
+        reasons=rule_reasons(config, policy, protect),
+    )
+
+
+def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Policy | None:
+    """The ``--policy`` file's policy (trusted first when it lies inside ``root``)."""
+    if path is None:
+        return None
+    try:
+        read = read_source(path)
+    except ConfigError:
+        read = None
+    if read is None:
+        try:
+            return Policy.from_toml(path)  # says what is wrong in the policy's own words
+        except PolicyError as exc:
+            raise ConfigError(str(exc.args[0]), source=str(path), line=exc.line) from None
+    if _inside(read.path, root):
+        require_trust(read, root=root, interactive=interactive)
+    try:
+        policy = load_text(read.text, source=str(path), base_dir=read.path.resolve().parent)
+    except PolicyError as exc:
+        raise ConfigError(str(exc.args[0]), source=str(path), line=exc.line) from None
+    if policy.root is None:
+        policy = Policy.from_dict({**policy.to_dict(), "root": str(root)})
+    return policy
+
+
+def module_files(config: Config) -> tuple[Path, ...]:
+    """Where each ``[tools.python]`` module inside the root lives: its top-level package
+    folder, or its file. Rewritten, it would run as code at the next start. Found without
+    importing anything (``importlib.util.find_spec`` of the top-level name)."""
+    from importlib.util import find_spec
+
+    out: list[Path] = []
+    for reference in config.python:
+        top = reference.partition(":")[0].split(".")[0]
+        try:
+            spec = find_spec(top)
+        except (ImportError, ValueError):
+            continue  # importing it will say what is wrong
+        if spec is None:
+            continue
+        locations = list(spec.submodule_search_locations or ())
+        found = [Path(p) for p in locations] or ([Path(spec.origin)] if spec.origin else [])
+        for path in found:
+            path = path.resolve()
+            if path.exists() and _inside(path, config.root) and path not in out:
+                out.append(path)
+    return tuple(out)
 
 
 def build_executor(

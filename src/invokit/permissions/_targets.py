@@ -7,6 +7,7 @@ argument conditions can match).
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ _FILE_TYPES = (FileRead, FileWrite, FileDelete)
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize_path(path: str, root: str | None) -> tuple[str | None, str | None]:
     """The path as ``(relative to root, absolute)``; either is ``None`` when it has no such form.
 
