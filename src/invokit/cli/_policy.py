@@ -21,7 +21,7 @@ from invokit.cli._options import (
 )
 from invokit.cli._output import TOOL_ERROR, USAGE, fail, print_json, reported, stdout
 from invokit.cli._runtime import Setup, prepare
-from invokit.exceptions import ArgumentsError
+from invokit.exceptions import ArgumentsError, ToolError
 from invokit.permissions import Explanation
 
 
@@ -90,6 +90,13 @@ def register(app: typer.Typer) -> None:
                 explanation = anyio.run(_explain, setup, name, arguments)
             except (ArgumentSyntaxError, ArgumentsError) as exc:
                 fail(str(exc), USAGE, as_json=as_json)
+            except ToolError as exc:  # the tool's own preflight: no policy rule is reached
+                fail(
+                    f"{name} refuses this call itself, before any policy rule ({exc.kind}): {exc}",
+                    TOOL_ERROR,
+                    as_json=as_json,
+                    kind=exc.kind,
+                )
             why = setup.reasons.get(explanation.decision.rule or "")
             if as_json:
                 print_json({**explanation_data(explanation), **({"why": why} if why else {})})

@@ -43,6 +43,7 @@ from invokit.execution._records import (
 )
 from invokit.execution._reporting import Reporter
 from invokit.execution._running import absorb, finish, run, timeout_result
+from invokit.execution._state_location import check_state_location
 from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
 from invokit.tools._base import Tool
@@ -72,6 +73,10 @@ class Executor(Reporter):
         events: sinks that receive an event for every step (audit logs, tracing).
         resources: shared objects handed to every tool in ``ctx.resources``.
         artifacts: where spilled outputs are kept for ``tool_result_read``.
+
+    Raises:
+        ValueError: the approval store's or an audit sink's file lies inside a folder that
+            one of the tools may write (``Tool.writable_roots``).
     """
 
     def __init__(
@@ -100,6 +105,7 @@ class Executor(Reporter):
             from invokit.approvals import MemoryApprovalStore
 
             approvals = MemoryApprovalStore()
+        check_state_location(self.registry, approvals, events)
         self.approvals: ApprovalStore = approvals
         self.approver = approver
         self.hooks = tuple(hooks)

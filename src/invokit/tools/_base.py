@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from invokit._spec import ToolSpec
@@ -29,6 +30,7 @@ class Tool(ABC):
     """Whether a call with these arguments needs a person's approval, decided by the tool
     (``@tool(needs_approval=<function>)``); ``None``: the policy alone decides."""
 
+    _writable_roots: tuple[Path, ...] = ()
     _validator: ArgumentValidator | None = None
     _validator_for: str | None = None
     _ready: bool = False
@@ -46,6 +48,12 @@ class Tool(ABC):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def writable_roots(self) -> tuple[Path, ...]:
+        """Host folders this tool can write in or delete from (the filesystem and shell tools'
+        root); the executor refuses to keep approvals or an audit log inside one."""
+        return self._writable_roots
 
     def permissions(self, args: Mapping[str, Any], ctx: ToolContext) -> Sequence[PermissionRequest]:
         """The side effects a call with ``args`` will have, declared before it runs."""

@@ -96,14 +96,12 @@ def test_permission_request_is_the_argv(root: Path) -> None:
     """The tool declares ShellExec with the split argv, cwd and environment names."""
     tool = _tool(root, env={"EXTRA": "1"})
     ctx = ToolContext(call_id="t")
-    [request] = tool.permissions(tool.validate({"command": "git push origin"}), ctx)
+    [request] = tool.permissions(tool.validate({"command": "ls -l notes.txt"}), ctx)
     assert isinstance(request, ShellExec)
-    assert request.argv == ("git", "push", "origin")
+    assert request.argv == ("ls", "-l", "notes.txt")
     assert request.cwd == "."
     assert "EXTRA" in request.env_keys
     assert "PATH" in request.env_keys
-    [raw] = tool.permissions(tool.validate({"command": "ls | sh", "cwd": "sub"}), ctx)
-    assert raw == ShellExec(argv=("ls | sh",), cwd="sub", env_keys=request.env_keys)
 
 
 @pytest.mark.anyio

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -20,6 +21,8 @@ from invokit._spec import OutputLimit
 from invokit.builtin.filesystem._cancel import StopSignal, run_cancellable
 from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._paths import display, split_relative
+from invokit.builtin.filesystem._preflight import Preflight
+from invokit.builtin.filesystem._protected import ProtectedPaths
 from invokit.builtin.filesystem._reading import glob_paths, list_directory, read_file, stat_entry
 from invokit.builtin.filesystem._results import (
     DeleteResult,
@@ -74,6 +77,7 @@ def filesystem(
     allow_hard_links: bool = False,
     search_engine: Engine = "auto",
     output_limit: OutputLimit | None = None,
+    protected: Iterable[str | os.PathLike[str]] = (),
 ) -> ToolRegistry:
     """The filesystem toolset: ``fs.read``, ``fs.list``, ``fs.glob``, ``fs.search``, ``fs.stat``,
     and, when ``writable``, ``fs.write``, ``fs.edit``, ``fs.move``, ``fs.delete``, ``fs.mkdir``.
@@ -93,14 +97,20 @@ def filesystem(
         search_engine: ``auto`` uses ripgrep when installed; ``python`` never runs it;
             ``ripgrep`` requires it.
         output_limit: the output limit of every tool (``None``: the executor's).
+        protected: files and folders inside the root that decide what may run (the CLI's
+            ``invokit.toml``, a policy file, a state directory), existing or not; relative
+            paths are relative to ``root``. No tool writes, creates, edits, deletes or moves
+            one, or a folder that holds one: such a call is refused (``AccessDenied``) in
+            preflight, before any policy or person is asked. Reading them stays allowed.
     """
     if max_read_bytes < 1 or max_entries < 1:
         raise ValueError("max_read_bytes and max_entries must be positive")
     jail = Jail(root, allow_hard_links=allow_hard_links)
+    checks = Preflight(jail, ProtectedPaths(root, protected))
     factory = _Factory(namespace=namespace, output_limit=output_limit)
     reader = factory.reader
 
-    @reader("read", permissions=lambda a: [FileRead(path=_norm(a["path"]))])
+    @reader("read", permissions=checks.reads("content"))
     async def read(
         path: str, offset: Offset = 1, limit: Count | None = None, binary: bool = False
     ) -> FileContent:
@@ -127,7 +137,7 @@ def filesystem(
         )
         return await _abandonable(call)
 
-    @reader("list", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    @reader("list", permissions=checks.reads("directory", default="."))
     async def list_(
         ctx: ToolContext, path: str = ".", recursive: bool = False, max_depth: Depth = 3
     ) -> Listing:
@@ -151,7 +161,7 @@ def filesystem(
         listing = await _abandonable(call)
         return replace(listing, entries=_permitted(ctx, listing.entries))
 
-    @reader("glob", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    @reader("glob", permissions=checks.reads("directory", default="."))
     async def glob(ctx: ToolContext, pattern: str, path: str = ".") -> GlobResult:
         """Find files and directories whose path matches a glob pattern, sorted.
 
@@ -166,7 +176,7 @@ def filesystem(
         found = await _abandonable(call)
         return replace(found, matches=_permitted(ctx, found.matches))
 
-    @reader("search", permissions=lambda a: [FileRead(path=_norm(a.get("path", ".")))])
+    @reader("search", permissions=checks.reads("directory", default="."))
     async def search_(
         ctx: ToolContext,
         pattern: str,
@@ -200,7 +210,7 @@ def filesystem(
         )
         return replace(found, matches=_permitted(ctx, found.matches))
 
-    @reader("stat", permissions=lambda a: [FileRead(path=_norm(a["path"]))])
+    @reader("stat", permissions=checks.reads("entry"))
     async def stat(path: str) -> FileStat:
         """Describe one entry: its type, size, modification time, permissions and links.
 
@@ -213,17 +223,20 @@ def filesystem(
 
     tools: list[FunctionTool] = [read, list_, glob, search_, stat]
     if writable:
-        tools += _writers(jail, factory)
+        writers = _writers(jail, factory, checks)
+        for writer in writers:
+            writer._writable_roots = (Path(jail.root),)
+        tools += writers
     return ToolRegistry(tools)
 
 
-def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
+def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionTool]:
     writer = factory.writer
 
     @writer(
         "write",
         idempotent=True,
-        permissions=lambda a: [FileWrite(path=_norm(a["path"]))],
+        permissions=checks.writes("content", "write"),
     )
     async def write(path: str, content: str, create_parents: bool = False) -> WriteResult:
         """Create a file, or replace its whole content.
@@ -236,13 +249,14 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             content: the complete new content (UTF-8 text).
             create_parents: make missing parent directories.
         """
+        checks.check_change(path, "write")
         call = functools.partial(write_file, jail, path, content, create_parents=create_parents)
         return await run_cancellable(lambda stop: call(stop=stop))
 
     @writer(
         "edit",
         idempotent=False,
-        permissions=lambda a: [FileRead(path=_norm(a["path"])), FileWrite(path=_norm(a["path"]))],
+        permissions=checks.writes("content", "edit", read_too=True),
     )
     async def edit(
         path: str, old_text: str, new_text: str, replace_all: bool = False
@@ -258,16 +272,14 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             new_text: the text to put in its place.
             replace_all: replace every occurrence.
         """
+        checks.check_change(path, "edit")
         call = functools.partial(edit_file, jail, path, old_text, new_text, replace_all=replace_all)
         return await run_cancellable(lambda stop: call(stop=stop))
 
     @writer(
         "move",
         idempotent=False,
-        permissions=lambda a: [
-            FileDelete(path=_norm(a["path"])),
-            FileWrite(path=_norm(a["destination"])),
-        ],
+        permissions=checks.moves(),
     )
     async def move(
         ctx: ToolContext,
@@ -284,6 +296,8 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             overwrite: replace an existing entry at ``destination``.
             create_parents: make missing parent directories of ``destination``.
         """
+        checks.check_change(path, "move away")
+        checks.check_change(destination, "move onto")
         call = functools.partial(
             move_entry,
             jail,
@@ -307,7 +321,7 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
 
         return await anyio.to_thread.run_sync(checked)
 
-    @writer("delete", idempotent=True, permissions=lambda a: [FileDelete(path=_norm(a["path"]))])
+    @writer("delete", idempotent=True, permissions=checks.deletes())
     async def delete(ctx: ToolContext, path: str, recursive: bool = False) -> DeleteResult:
         """Delete a file, a link (not what it points to), or a directory.
 
@@ -315,6 +329,7 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
             path: what to delete, relative to the root directory.
             recursive: delete a non-empty directory with everything in it.
         """
+        checks.check_change(path, "delete")
         call = functools.partial(delete_entry, jail, path, recursive=recursive)
 
         def checked() -> DeleteResult:
@@ -328,7 +343,7 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
         "mkdir",
         idempotent=True,
         destructive=False,
-        permissions=lambda a: [FileWrite(path=_norm(a["path"]))],
+        permissions=checks.writes("directory", "create"),
     )
     async def mkdir(path: str) -> MkdirResult:
         """Make a directory, and any missing parents; an existing directory is fine.
@@ -336,6 +351,7 @@ def _writers(jail: Jail, factory: _Factory) -> list[FunctionTool]:
         Args:
             path: the directory, relative to the root directory.
         """
+        checks.check_change(path, "create")
         return await anyio.to_thread.run_sync(functools.partial(make_directory, jail, path))
 
     return [write, edit, move, delete, mkdir]

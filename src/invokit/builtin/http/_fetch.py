@@ -69,6 +69,36 @@ class Fetcher:
             RetryWithFeedback: the call itself is malformed (a bad header, a body on GET).
             ToolFailed: the network, a timeout, too many redirects or a binary body.
         """
+        start, method, sent = self.precheck(url, method=method, headers=headers, body=body)
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self._run(start, method, sent, body, raw, permits)
+        except TimeoutError:
+            raise ToolFailed(
+                f"fetching {url} took longer than {self.timeout:g} s",
+                data={"url": url, "reason": "timeout"},
+            ) from None
+
+    def precheck(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        body: str | None = None,
+    ) -> tuple[httpx.URL, str, dict[str, str]]:
+        """Everything that refuses a fetch without DNS or a connection: the method, the body,
+        the headers, the URL's scheme, credentials and host, and a literal address. The tool's
+        preflight runs it so that no one is asked about a fetch that cannot happen; DNS-based
+        checks stay at fetch time.
+
+        Returns:
+            The parsed URL, the method (upper case) and the headers to send.
+
+        Raises:
+            AccessDenied: the method or the URL is refused.
+            RetryWithFeedback: the call is malformed (a bad URL or header, a body on GET).
+        """
         method = method.upper()
         if method not in self.methods:
             raise AccessDenied(
@@ -82,14 +112,8 @@ class Fetcher:
             start = httpx.URL(url)
         except httpx.InvalidURL as exc:
             raise RetryWithFeedback(f"invalid URL {url!r}: {exc}") from None
-        try:
-            with anyio.fail_after(self.timeout):
-                return await self._run(start, method, sent, body, raw, permits)
-        except TimeoutError:
-            raise ToolFailed(
-                f"fetching {url} took longer than {self.timeout:g} s",
-                data={"url": url, "reason": "timeout"},
-            ) from None
+        self.guard.check_static(start)
+        return start, method, sent
 
     async def _run(
         self,

@@ -80,6 +80,25 @@ class UrlGuard:
             AccessDenied: the URL is refused (``data["reason"]`` says why).
             ToolFailed: the host does not resolve.
         """
+        target = self.check_static(url)
+        if target.addresses:
+            return target
+        text = str(url)
+        addresses = await self._resolve(text, target.host, target.port)
+        return CheckedTarget(
+            host=target.host,
+            port=target.port,
+            addresses=tuple(self._check(text, a) for a in addresses),
+        )
+
+    def check_static(self, url: httpx.URL) -> CheckedTarget:
+        """Everything :meth:`check` decides without DNS: the scheme, credentials, the allowed
+        hosts, and a literal address. Its ``addresses`` are empty for a host name, which
+        :meth:`check` then resolves.
+
+        Raises:
+            AccessDenied: the URL is refused (``data["reason"]`` says why).
+        """
         text = str(url)
         if url.scheme not in _SCHEMES:
             _deny(text, "scheme", f"only http and https URLs may be fetched, not {url.scheme!r}")
@@ -98,10 +117,7 @@ class UrlGuard:
             return CheckedTarget(host=host, port=port, addresses=(self._check(text, literal),))
         if not _NAME.fullmatch(host.removesuffix(".")):
             _deny(text, "invalid_host", f"{host!r} is not a valid host name")
-        addresses = await self._resolve(text, host, port)
-        return CheckedTarget(
-            host=host, port=port, addresses=tuple(self._check(text, a) for a in addresses)
-        )
+        return CheckedTarget(host=host, port=port, addresses=())
 
     def _check_allowed_host(self, text: str, unicode_host: str, ascii_host: str) -> None:
         if self.allow_hosts is None:

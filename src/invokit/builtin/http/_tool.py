@@ -122,7 +122,14 @@ def http(
     read_only = set(allowed) <= _SAFE_METHODS
 
     def permissions(args: Mapping[str, Any]) -> Iterable[PermissionRequest]:
-        return [NetworkAccess(url=args["url"], method=str(args.get("method", "GET")).upper())]
+        # A fetch that would be refused is refused now, before anyone is asked about it.
+        _, method, _ = fetcher.precheck(
+            args["url"],
+            method=args.get("method", "GET"),
+            headers=args.get("headers"),
+            body=args.get("body"),
+        )
+        return [NetworkAccess(url=args["url"], method=method)]
 
     @tool(
         name=name,

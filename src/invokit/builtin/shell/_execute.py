@@ -1,8 +1,9 @@
 """One shell call from start to end: check the command, pick the containment, run, report.
 
-:class:`ShellSettings` is the configuration of one shell tool; :func:`execute` takes a command
-and a working directory through every guard (syntax, working directory, allow rules, refused
-flags, sandbox availability) before anything runs, then runs it and builds :class:`ShellOutput`.
+:func:`execute` takes a command and a working directory through every guard of
+:func:`~._checks.check` (syntax, working directory, allow rules, refused flags, sandbox
+availability, protected paths) again before anything runs, then runs it and builds
+:class:`ShellOutput`.
 A non-zero exit, a timeout and a sandbox that failed to start are errors that keep the output.
 """
 
@@ -12,75 +13,27 @@ import os
 import secrets
 import shlex
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal
 
 import anyio
 
-from invokit.builtin.shell._command import parse_command
-from invokit.builtin.shell._flags import find_refusal
+from invokit.builtin.shell._checks import check, resolve_cwd
 from invokit.builtin.shell._reaper import MARKER_VARIABLE, kill_process_tree
-from invokit.builtin.shell._rules import AllowList, Resolved
 from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
-from invokit.builtin.shell._sandbox import SYSTEM_PATHS, bwrap_argv, find_bwrap, read_bwrap_status
-from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
+from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, read_bwrap_status
+from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
+from invokit.exceptions import ToolFailed
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
-
-SandboxMode: TypeAlias = Literal["auto", "required", "off"]
-
-BASE_ENV: Mapping[str, str] = {
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "LANG": "C.UTF-8",
-    "TERM": "dumb",
-    "NO_COLOR": "1",
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-}
-"""The environment every command starts from; nothing else of the host's is passed unless asked.
-
-``HOME`` and ``TMPDIR`` are set per run to a private, empty directory.
-"""
 
 _SANDBOX_HOME = "/tmp"
 _NO_SANDBOX_NOTE = (
     "bubblewrap is not available here, so the command ran without a sandbox: it could read "
     "and write anything the host user can, and reach the network"
 )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ShellSettings:
-    """The configuration of one shell tool."""
-
-    allow: AllowList
-    """The allow rules."""
-    root: Path
-    """The folder commands run in (resolved)."""
-    sandbox: SandboxMode = "auto"
-    """``auto``: bubblewrap when it works here; ``required``: refuse without it; ``off``."""
-    timeout: float = 30.0
-    """Seconds before the command's whole process tree is killed."""
-    max_output: int = 100_000
-    """Bytes kept of each of stdout and stderr."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Variables set for every command (over :data:`BASE_ENV`)."""
-    pass_env: tuple[str, ...] = ()
-    """Names of host variables copied into the command's environment when set."""
-    network: bool = False
-    """Whether sandboxed commands may use the network."""
-    writable: bool = True
-    """Whether sandboxed commands may write inside the root."""
-    expose: tuple[Path, ...] = ()
-    """More host paths shown read-only inside the sandbox."""
-
-    def environment(self) -> dict[str, str]:
-        """The variables a command gets (before the per-run ``HOME`` and ``TMPDIR``)."""
-        passed = {name: os.environ[name] for name in self.pass_env if name in os.environ}
-        return {**BASE_ENV, **passed, **self.env}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,53 +68,21 @@ class ShellOutput:
     """Anything the reader should know about how it ran (no sandbox available)."""
 
 
-def resolve_cwd(root: Path, cwd: str) -> Path:
-    """The directory ``cwd`` (relative to ``root``) names, refused if it leads outside.
-
-    Symlinks are resolved and the result must still be inside ``root``, so a link pointing out
-    of the root cannot be used as a working directory.
-
-    Raises:
-        AccessDenied: ``cwd`` is absolute, holds a NUL byte, or resolves outside the root.
-        RetryWithFeedback: ``cwd`` is not an existing directory.
-    """
-    if "\0" in cwd or os.path.isabs(cwd) or cwd.startswith("~"):
-        raise AccessDenied(f"cwd {cwd!r} must be a path relative to the root", data={"cwd": cwd})
-    resolved = Path(os.path.realpath(root / cwd))
-    if resolved != root and root not in resolved.parents:
-        raise AccessDenied(f"cwd {cwd!r} leads outside the root", data={"cwd": cwd})
-    if not resolved.is_dir():
-        raise RetryWithFeedback(f"cwd {cwd!r} is not a directory under the root")
-    return resolved
-
-
 async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: str) -> ShellOutput:
     """Check ``command`` against every guard, run it, and describe what it did.
 
     Raises:
         RetryWithFeedback: shell syntax in a string, or a missing working directory.
-        AccessDenied: the allow rules or the refused flags say no, or cwd leaves the root.
+        AccessDenied: the allow rules or the refused flags say no, cwd leaves the root, or
+            protected paths exist and there is no sandbox.
         ToolFailed: a sandbox is required and unavailable (``sandbox_unavailable``), the
             sandbox failed to start (``sandbox_failed``), the program exited non-zero
             (``nonzero_exit``) or timed out (``timeout``); the last two carry the output.
     """
-    argv = parse_command(command)
-    workdir = resolve_cwd(settings.root, cwd)
-    env = settings.environment()
-    resolved = settings.allow.check(argv, search_path=env["PATH"], root=settings.root, cwd=workdir)
-    refusal = find_refusal(argv)
-    if refusal is not None:
-        raise AccessDenied(
-            f"{refusal.program}: {refusal.argument!r} is refused: it {refusal.reason}.",
-            data={"argv": list(argv), "argument": refusal.argument, "reason": refusal.reason},
-        )
     bwrap = None if settings.sandbox == "off" else await anyio.to_thread.run_sync(find_bwrap)
-    if bwrap is None and settings.sandbox == "required":
-        raise ToolFailed(
-            "This shell tool requires a sandbox and bubblewrap (bwrap) is not available; "
-            "install the 'bubblewrap' package.",
-            kind="sandbox_unavailable",
-        )
+    checked = check(settings, command, cwd, bwrap=bwrap)
+    argv, workdir, env = checked.argv, checked.workdir, checked.env
+    resolved = checked.resolved
     run_argv = [resolved.executable, *argv[1:]]
     marker = secrets.token_hex(16)
     env[MARKER_VARIABLE] = marker
@@ -170,7 +91,6 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
         kill_process_tree(pid, marker=marker, leader_alive=alive)
 
     if bwrap is not None:
-        _check_visible(settings, resolved)
         read_end, write_end = os.pipe()
         try:
             full_argv = bwrap_argv(
@@ -181,6 +101,7 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
                 writable=settings.writable,
                 network=settings.network,
                 expose=settings.expose,
+                protect=checked.mounts.bwrap_args(),
                 status_fd=write_end,
             )
             env.update(HOME=_SANDBOX_HOME, TMPDIR=_SANDBOX_HOME)
@@ -223,18 +144,6 @@ async def _run(
         )
     except OSError as error:
         raise ToolFailed(f"Could not start {argv[0]!r}: {error.strerror or error}") from error
-
-
-def _check_visible(settings: ShellSettings, resolved: Resolved) -> None:
-    """Refuse early a program the sandbox would not show, with the option that fixes it."""
-    places = [Path(path) for path in SYSTEM_PATHS] + [settings.root, *settings.expose]
-    real = Path(resolved.real_path)
-    if not any(real == place or place in real.parents for place in places):
-        raise ToolFailed(
-            f"{resolved.executable} lives outside the folders the sandbox shows; add its folder "
-            "to the shell tool's expose=[...] option.",
-            kind="sandbox_failed",
-        )
 
 
 def _read_all(fd: int) -> str:

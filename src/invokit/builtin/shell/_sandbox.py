@@ -83,6 +83,7 @@ def bwrap_argv(
     writable: bool,
     network: bool,
     expose: Sequence[Path] = (),
+    protect: Sequence[str] = (),
     status_fd: int | None = None,
 ) -> list[str]:
     """The argv that runs ``command`` inside a sandbox.
@@ -95,6 +96,7 @@ def bwrap_argv(
         writable: whether ``root`` is writable inside.
         network: whether the host's network is shared.
         expose: more host paths to show read-only (a toolchain outside the system dirs).
+        protect: mount options that follow the root's (protected paths kept read-only).
         status_fd: a file descriptor for bubblewrap's JSON status (child pid, exit code).
     """
     argv = [bwrap]
@@ -108,6 +110,7 @@ def bwrap_argv(
     for extra in expose:
         argv += ["--ro-bind", str(extra), str(extra)]
     argv += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    argv += protect
     argv += [*privilege_drops(), "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try"]
     if network:

@@ -9,11 +9,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from invokit.builtin.shell._command import parse_command
-from invokit.builtin.shell._execute import SandboxMode, ShellOutput, ShellSettings, execute
+from invokit.builtin.shell._checks import check
+from invokit.builtin.shell._execute import ShellOutput, execute
 from invokit.builtin.shell._flags import policy_argv
 from invokit.builtin.shell._rules import AllowList
-from invokit.exceptions import InvalidToolDefinition, RetryWithFeedback
+from invokit.builtin.shell._sandbox import find_bwrap
+from invokit.builtin.shell._settings import SandboxMode, ShellSettings
+from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions import PermissionRequest, ShellExec
 from invokit.registry import ToolRegistry
 from invokit.tools import tool
@@ -47,6 +49,7 @@ def shell(
     network: bool = False,
     writable: bool = True,
     expose: Iterable[str | os.PathLike[str]] = (),
+    protected: Iterable[str | os.PathLike[str]] = (),
     name: str = "shell",
 ) -> ToolRegistry:
     """A toolset with one tool that runs allowed programs, without a shell, in a sandbox.
@@ -64,6 +67,11 @@ def shell(
         network: whether sandboxed commands may use the network.
         writable: whether sandboxed commands may write in the root (also sets the hints).
         expose: more host folders to show read-only inside the sandbox (a toolchain).
+        protected: files and folders that decide what may run (the CLI's ``invokit.toml``, a
+            policy file, a state directory), existing or not; relative paths are relative to
+            ``root``. In the sandbox each existing one inside the root is mounted read-only
+            (and cannot be moved or deleted); without a sandbox no command runs at all while
+            any is configured (``AccessDenied``, before a policy or person is asked).
         name: the tool's name.
 
     Raises:
@@ -87,17 +95,17 @@ def shell(
         network=network,
         writable=writable,
         expose=tuple(Path(os.path.realpath(path)) for path in expose),
+        protected=tuple(Path(os.path.abspath(resolved_root / path)) for path in protected),
     )
     env_keys = tuple(sorted(settings.environment()))
 
     def permissions(args: Mapping[str, Any]) -> Iterable[PermissionRequest]:
-        command = args["command"]
-        try:
-            argv = parse_command(command)
-        except RetryWithFeedback:
-            # Refused when the call runs; the policy still sees what was asked, unsplit.
-            argv = (command,) if isinstance(command, str) else tuple(command)
+        # Everything that would refuse the command when it runs refuses it now, so that no
+        # one is asked to approve a command that cannot run. The probe for bubblewrap runs
+        # once per process (cached).
         cwd = args.get("cwd", ".")
+        bwrap = None if settings.sandbox == "off" else find_bwrap()
+        argv = check(settings, args["command"], cwd, bwrap=bwrap).argv
         requests = [ShellExec(argv=argv, cwd=cwd, env_keys=env_keys)]
         canonical = policy_argv(argv)
         if canonical != argv:
@@ -121,6 +129,9 @@ def shell(
     async def run(command: CommandArg, cwd: CwdArg = ".") -> ShellOutput:
         return await execute(settings, command, cwd)
 
+    if writable or sandbox != "required":
+        # Without a sandbox a command writes wherever the host user can, the root included.
+        run._writable_roots = (resolved_root,)
     return ToolRegistry([run])
 
 

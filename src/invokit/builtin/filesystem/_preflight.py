@@ -1,0 +1,139 @@
+"""What the filesystem tools refuse before a policy is asked, and the requests they declare.
+
+A person should only ever be asked about a call that would run. So each tool's
+``permissions()`` refuses here what can be told without running it: a path that is absolute,
+climbs with ``..`` or goes through a link (the jail never follows one), content that is not a
+regular file, a file too large to edit, and any change to a protected path. The same guards run
+again when the tool runs: this is the early answer, the jail stays the second line of defence.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from invokit.builtin.filesystem._jail import Jail, symlink_denied
+from invokit.builtin.filesystem._paths import display, split_relative
+from invokit.builtin.filesystem._protected import ProtectedPaths
+from invokit.builtin.filesystem._writing import MAX_EDIT_BYTES
+from invokit.exceptions import ToolFailed
+from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
+
+__all__ = ["Final", "Preflight"]
+
+Final = Literal["content", "directory", "entry"]
+"""How a tool uses the last component: its content (a regular file, never a link), as a
+directory (never a link), or as an entry (a link is the link itself)."""
+
+Declare = Callable[[Mapping[str, Any]], list[PermissionRequest]]
+
+
+class Preflight:
+    """The static checks of one toolset, over its jail and its protected paths."""
+
+    def __init__(self, jail: Jail, protected: ProtectedPaths) -> None:
+        self.jail = jail
+        self.protected = protected
+
+    # -- request builders, one per kind of tool --------------------------------------------
+
+    def reads(self, final: Final, *, default: str | None = None) -> Declare:
+        """``FileRead(path)`` after checking ``path`` (``default`` when it is left out)."""
+
+        def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
+            path = args["path"] if default is None else args.get("path", default)
+            return [FileRead(path=self.check(path, final))]
+
+        return declare
+
+    def writes(self, final: Final, action: str, *, read_too: bool = False) -> Declare:
+        """``FileWrite(path)`` (after ``FileRead`` when ``read_too``), refused for a protected
+        path."""
+        max_size = MAX_EDIT_BYTES if read_too else None
+
+        def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
+            path = self.check(args["path"], final, change=action, max_size=max_size)
+            if read_too:
+                return [FileRead(path=path), FileWrite(path=path)]
+            return [FileWrite(path=path)]
+
+        return declare
+
+    def deletes(self) -> Declare:
+        """``FileDelete(path)``, refused for a protected path or a folder holding one."""
+
+        def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
+            return [FileDelete(path=self.check(args["path"], "entry", change="delete"))]
+
+        return declare
+
+    def moves(self) -> Declare:
+        """``FileDelete(path)`` and ``FileWrite(destination)``, neither of them protected."""
+
+        def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
+            source = self.check(args["path"], "entry", change="move away")
+            target = self.check(args["destination"], "entry", change="move onto")
+            return [FileDelete(path=source), FileWrite(path=target)]
+
+        return declare
+
+    # -- the checks ------------------------------------------------------------------------
+
+    def check(
+        self, path: Any, final: Final, *, change: str | None = None, max_size: int | None = None
+    ) -> str:
+        """The canonical spelling of ``path``, once nothing known now refuses it.
+
+        Args:
+            path: the root-relative path a model gave.
+            final: how the tool uses the last component.
+            change: what the tool does to the entry, when it changes it (protected paths).
+            max_size: the most bytes the file may hold (``edit``).
+
+        Raises:
+            AccessDenied: an invalid path, a link on the way, a protected path changed.
+            ToolFailed: what the tool would fail with anyway (a directory where a file is
+                needed, a file too large, a root that cannot be opened).
+        """
+        if not isinstance(path, str):  # validated input is a string; be safe all the same
+            return str(path)
+        parts = split_relative(path)
+        if change is not None:
+            self.protected.check_change(path, change)
+        self._walk(parts, final, max_size)
+        return display(parts)
+
+    def check_change(self, path: str, action: str) -> None:
+        """The protected-path rule alone: the run-time second line of defence."""
+        self.protected.check_change(path, action)
+
+    def _walk(self, parts: tuple[str, ...], final: Final, max_size: int | None) -> None:
+        current = self.jail.resolved_root
+        for index, name in enumerate(parts):
+            current = os.path.join(current, name)
+            try:
+                status = os.lstat(current)
+            except OSError:
+                return  # missing, or unreadable: the tool says which when it runs
+            mode = status.st_mode
+            if index < len(parts) - 1:
+                if stat.S_ISLNK(mode):
+                    raise symlink_denied(display(parts[: index + 1]))
+                if not stat.S_ISDIR(mode):
+                    return  # "not a directory" is the tool's own answer
+                continue
+            if final == "entry":
+                return
+            if stat.S_ISLNK(mode):
+                raise symlink_denied(display(parts))
+            if final == "content":
+                shown = display(parts)
+                self.jail.require_content_file(status, shown)
+                if max_size is not None and status.st_size > max_size:
+                    raise ToolFailed(
+                        f"{shown!r} is larger than {max_size} bytes; edit refuses it",
+                        kind="too_large",
+                        data={"path": shown},
+                    )

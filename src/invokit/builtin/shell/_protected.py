@@ -1,0 +1,103 @@
+"""Protected paths in the sandbox: mounted read-only on top of the writable root.
+
+A protected file or folder (the CLI's ``invokit.toml``, a policy file, invokit's state) is bound
+read-only over itself inside the sandbox, so ``sed -i``, ``cp``, ``truncate`` and ``tee`` cannot
+write it. A mount point cannot be renamed, replaced or removed either (``EBUSY``), so ``rm``,
+``mv`` and ``ln -sf`` fail too; each folder between the root and a protected entry is bound over
+itself as well, which keeps ``mv sub elsewhere`` or ``rm -r sub`` from carrying the protected
+entry away and planting another in its place.
+
+A protected path that does not exist yet cannot be mounted; a file a command creates there is
+not trusted by the CLI, which pins the configurations a person accepted by their hash. A
+protected path that is, or lies under, a symbolic link inside the root cannot be protected
+this way (the link itself can be replaced), so every command is refused while one is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from invokit.exceptions import AccessDenied
+
+__all__ = ["ProtectedMounts", "protected_mounts"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProtectedMounts:
+    """The mounts that keep the protected entries of one root as they are."""
+
+    folders: tuple[Path, ...]
+    """Folders between the root and a protected entry, bound over themselves (writable) so
+    that they cannot be renamed or removed; parents first."""
+    entries: tuple[Path, ...]
+    """Existing protected files and folders, bound read-only over themselves; parents first."""
+
+    def bwrap_args(self) -> list[str]:
+        """The bubblewrap options, to follow the root's own ``--bind``."""
+        args: list[str] = []
+        for folder in self.folders:
+            args += ["--bind", str(folder), str(folder)]
+        for entry in self.entries:
+            args += ["--ro-bind", str(entry), str(entry)]
+        return args
+
+
+def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
+    """The mounts for the protected paths that exist inside ``root`` now.
+
+    Args:
+        root: the shell tool's (resolved) root.
+        protected: absolute protected paths; those outside the root are not visible in the
+            sandbox, or only read-only, and need no mount.
+
+    Raises:
+        AccessDenied: a protected path is, or lies under, a symbolic link inside the root.
+    """
+    folders: dict[Path, None] = {}
+    entries: dict[Path, None] = {}
+    for path in protected:
+        parts = _inside(root, path)
+        if parts is None:
+            continue
+        current, chain = root, [root]
+        for name in parts:
+            current = current / name
+            if current.is_symlink():
+                raise _link_refusal(path, current)
+            if not os.path.lexists(current):
+                break
+            chain.append(current)
+        else:
+            for folder in chain[1:-1]:
+                folders[folder] = None
+            entries[chain[-1]] = None
+    return ProtectedMounts(
+        folders=tuple(sorted(folders, key=_depth)), entries=tuple(sorted(entries, key=_depth))
+    )
+
+
+def _depth(path: Path) -> int:
+    return len(path.parts)
+
+
+def _inside(root: Path, path: Path) -> tuple[str, ...] | None:
+    """``path`` as components below ``root``, written as given or with its folder resolved."""
+    absolute = Path(os.path.abspath(path))
+    for spelling in (absolute, Path(os.path.realpath(absolute.parent)) / absolute.name):
+        if spelling == root:
+            return ()
+        if root in spelling.parents:
+            return spelling.relative_to(root).parts
+    return None
+
+
+def _link_refusal(path: Path, link: Path) -> AccessDenied:
+    return AccessDenied(
+        f"The protected path {str(path)!r} goes through the symbolic link {str(link)!r}, which "
+        "a command could replace; the shell tool runs nothing while it does. Replace the link "
+        "with the real file or folder, or protect the path it points to.",
+        data={"reason": "protected_link", "protected": str(path), "link": str(link)},
+    )
