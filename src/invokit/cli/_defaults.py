@@ -184,13 +184,21 @@ def rule_reasons(config: Config, policy: Policy, paths: Iterable[Path]) -> Mappi
     return reasons
 
 
-def default_registry(config: Config, *, allow_shell: Iterable[str] = ()) -> Registry:
-    """The built-in tools ``config`` asks for; ``allow_shell`` adds shell allow rules."""
+def default_registry(
+    config: Config, *, allow_shell: Iterable[str] = (), protected: Iterable[Path] = ()
+) -> Registry:
+    """The built-in tools ``config`` asks for; ``allow_shell`` adds shell allow rules.
+
+    ``protected`` (:func:`protected_paths`) are refused by the filesystem tools before anyone is
+    asked and mounted read-only in the shell's sandbox; without a sandbox the shell refuses to
+    run while there are any.
+    """
+    protected = tuple(protected)
     from invokit.builtin.filesystem import filesystem
 
     parts: list[Registry] = []
     if config.filesystem:
-        parts.append(filesystem(config.root, writable=config.writable))
+        parts.append(filesystem(config.root, writable=config.writable, protected=protected))
     shell_rules = [*(config.shell.allow if config.shell else ()), *allow_shell]
     if shell_rules:
         from invokit.builtin.shell import shell
@@ -203,6 +211,7 @@ def default_registry(config: Config, *, allow_shell: Iterable[str] = ()) -> Regi
                 sandbox=settings.sandbox if settings else "auto",
                 timeout=settings.timeout if settings else 30.0,
                 network=settings.network if settings else False,
+                protected=protected,
             )
         )
     if config.http is not None:

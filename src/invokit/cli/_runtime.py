@@ -138,7 +138,7 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
     protect = protected_paths(
         config, options.policy, state_dir(create=False), modules=module_files(config)
     )
-    registry = default_registry(config, allow_shell=options.allow_shell)
+    registry = default_registry(config, allow_shell=options.allow_shell, protected=protect)
     if policy_file is not None:
         policy = protected(policy_file, config.root, protect)
         source = str(options.policy)
