@@ -251,6 +251,13 @@ class ToolPolicy:
                     )
                 if found is None:
                     found = self._decision(rule, verdict, shown)
+                    if (
+                        verdict == "ask"
+                        and not found.targeted
+                        and any(ask.matches(args, subject, root) for ask in self._body_ask)
+                    ):
+                        # A head-only ask came first, but a rule also names this target.
+                        found = replace(found, targeted=True)
                     if trace is None:
                         return found, False
         if found is not None:
