@@ -15,7 +15,7 @@ PAY = ToolSpec(name="pay")
 SHELL = ToolSpec(name="shell")
 
 
-def remote(name: str, fingerprint: str = "f1", **hints: bool) -> ToolSpec:
+def remote(name: str, fingerprint: str = "f1", **hints: bool | None) -> ToolSpec:
     """A tool as invokit's MCP client lists it: marked with its server and pinned version."""
     return ToolSpec(name=name, annotations=ToolAnnotations(**hints)).with_metadata(
         mcp_server="gh", mcp_tool=name.split(".")[-1], mcp_fingerprint=fingerprint
@@ -61,7 +61,7 @@ def test_conditions_count_as_a_target() -> None:
 
 
 def test_a_head_only_standing_rule_does_not_answer_a_targeted_ask() -> None:
-    """"Always" for every call of pay does not cover a call an ask rule names; a standing rule
+    """ "Always" for every call of pay does not cover a call an ask rule names; a standing rule
     with the same target does."""
     policy = Policy(ask=["pay(amount=1???*)"], extra_allow=["pay"])
     assert policy.decide(PAY, {"amount": "5"}).verdict == "allow"
@@ -106,7 +106,7 @@ def test_with_standing_refuses_a_bad_rule() -> None:
 def test_remote_hints_only_restrict(hints: dict[str, bool], rule: str, verdict: str) -> None:
     """A remote tool's hints select it for deny rules under its claims or MCP's defaults, and
     for allow rules only under both."""
-    spec = remote("gh.search", **hints)
+    spec = remote("gh.search", "f1", **hints)
     policy = Policy(allow=[rule]) if verdict == "ask" else Policy(deny=[rule], default="allow")
     assert policy.decide(spec, {}, [McpInvoke(server="gh", tool="search")]).verdict == verdict
 

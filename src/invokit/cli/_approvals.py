@@ -138,6 +138,10 @@ def register(app: typer.Typer) -> None:
             record = anyio.run(_resolve, approval_id, False, "once", reason)
             _done(record, as_json)
 
+    from invokit.cli import _rules
+
+    _rules.register(group)
+
 
 def _done(record: Any, as_json: bool) -> None:
     decision = record.decision
