@@ -90,8 +90,11 @@ async def test_always_rule_from_one_root_does_not_apply_in_another(tmp_path: Pat
     assert isinstance(await first.execute(_write("2", "a.txt")), Completed)
     assert (one / "a.txt").exists()
 
+    explained = await first.explain(_write("2", "a.txt"))
+    assert explained.decision.standing and explained.decision.verdict == "allow"
     _asked(await second.execute(_write("3", "a.txt")))
     assert not (two / "a.txt").exists()
+    assert (await second.explain(_write("3", "a.txt"))).decision.verdict == "ask"
     (rule,) = await second.approvals.always_rules()
     assert rule.rule == "fs.write(write:a.txt)"
     assert rule.project == first.project == Policy(root=one).root

@@ -425,7 +425,8 @@ class Executor(Reporter):
         requests = tuple(
             prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
         )
-        return self._policy.explain(prepared.spec, args, requests)
+        await _standing.refresh_standing_rules(self)  # this project's "always" rules count
+        return _standing.standing_policy(self, prepared).explain(args, requests)
 
     async def aclose(self) -> None:
         """Tear down tools that were set up, flush and close event sinks and the store."""
