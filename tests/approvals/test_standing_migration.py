@@ -4,8 +4,10 @@ only to be seen and revoked, never applied."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from invokit import ToolCall, ToolRegistry, tool
@@ -148,3 +150,34 @@ async def test_approve_always_after_migration_is_scoped(tmp_path: Path) -> None:
     assert rule.project == Policy(root=tmp_path).root
     assert ran == ["wipe", "wipe"]
     await executor.aclose()
+
+
+OPENER = """
+import sys, anyio
+from invokit.approvals import SqliteApprovalStore
+
+async def main():
+    store = SqliteApprovalStore(sys.argv[1])
+    print(len(await store.always_rules()))
+    await store.close()
+
+anyio.run(main)
+"""
+
+
+async def test_processes_opening_an_old_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    """Four processes open a version-0 file together: each sees the rules moved exactly once."""
+    path = tmp_path / "state" / "approvals.sqlite3"
+    old_file(path, ["a", "b", "c"])
+    seen: list[str] = []
+
+    async def open_it() -> None:
+        done = await anyio.run_process([sys.executable, "-c", OPENER, str(path)], check=True)
+        seen.append(done.stdout.decode().strip())
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(open_it)
+    assert seen == ["3"] * 4
+    assert user_version(path) == 1
