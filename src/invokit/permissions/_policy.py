@@ -42,6 +42,9 @@ from invokit.permissions._rules import (
 )
 
 DefaultMode: TypeAlias = Literal["annotations", "ask", "deny", "allow"]
+DEFAULT_MODES: tuple[str, ...] = ("annotations", "ask", "deny", "allow")
+
+_CACHE_LIMIT = 1024
 
 
 class RecordedRule(Protocol):
@@ -53,11 +56,6 @@ class RecordedRule(Protocol):
     def server(self) -> str | None: ...
     @property
     def fingerprint(self) -> str | None: ...
-
-
-DEFAULT_MODES: tuple[str, ...] = ("annotations", "ask", "deny", "allow")
-
-_CACHE_LIMIT = 1024
 
 
 def _default(spec: ToolSpec, mode: DefaultMode, remote: str | None = None) -> Decision:
