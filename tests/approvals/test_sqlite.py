@@ -94,7 +94,7 @@ async def test_survives_reopening(tmp_path: Path, clock: Clock) -> None:
     await first.put(request)
     await first.resolve(request.id, ApprovalDecision.approve(by="ana"))
     await first.grant_session("s1", "fs.write", "f")
-    await first.add_always_rule("fs.read")
+    rule = await first.add_always_rule("fs.read", project="/p", by="ana")
     await first.close()
 
     second = SqliteApprovalStore(path, clock=clock)
@@ -102,7 +102,7 @@ async def test_survives_reopening(tmp_path: Path, clock: Clock) -> None:
     assert record.request == request
     assert record.decision == ApprovalDecision.approve(by="ana")
     assert await second.has_session_grant("s1", "fs.write", "f")
-    assert await second.always_rules() == ["fs.read"]
+    assert await second.always_rules("/p") == [rule]
     with pytest.raises(ApprovalAlreadyUsed):
         await second.consume(request.id)
     await second.close()

@@ -142,20 +142,60 @@ async def test_session_grants(store: ApprovalStore) -> None:
 
 
 async def test_always_rules(store: ApprovalStore) -> None:
-    """Standing rules are kept in order without duplicates, and can be removed."""
-    await store.add_always_rule("fs.write(write:src/a.py)")
-    await store.add_always_rule("shell(exec:git status)")
-    await store.add_always_rule("fs.write(write:src/a.py)")
-    assert await store.always_rules() == ["fs.write(write:src/a.py)", "shell(exec:git status)"]
-    assert await store.remove_always_rule("shell(exec:git status)")
+    """Standing rules are kept in order without duplicates per scope, and can be removed."""
+    first = await store.add_always_rule("fs.write(write:src/a.py)", project="/p", by="ana")
+    await store.add_always_rule("shell(exec:git status)", project="/p")
+    again = await store.add_always_rule("fs.write(write:src/a.py)", project="/p", by="bo")
+    assert again == first
+    assert first.by == "ana" and first.project == "/p" and first.id.startswith("rul_")
+    assert [r.rule for r in await store.always_rules("/p")] == [
+        "fs.write(write:src/a.py)",
+        "shell(exec:git status)",
+    ]
+    removed = await store.remove_always_rule("shell(exec:git status)", project="/p")
+    assert [r.rule for r in removed] == ["shell(exec:git status)"]
     assert not await store.remove_always_rule("shell(exec:git status)")
-    assert await store.always_rules() == ["fs.write(write:src/a.py)"]
+    assert await store.always_rules("/p") == [first]
+
+
+async def test_always_rules_are_scoped_to_a_project(store: ApprovalStore) -> None:
+    """A rule recorded in one project is not one of another project's rules."""
+    mine = await store.add_always_rule("fs.write(write:a.txt)", project="/one")
+    theirs = await store.add_always_rule("fs.write(write:a.txt)", project="/two")
+    assert mine.id != theirs.id
+    assert await store.always_rules("/one") == [mine]
+    assert await store.always_rules("/two") == [theirs]
+    assert await store.always_rules() == [mine, theirs]
+
+
+async def test_remote_rules_keep_server_and_fingerprint(store: ApprovalStore) -> None:
+    """A rule for a remote tool keeps its server and pinned fingerprint; each version is its own."""
+    v1 = await store.add_always_rule("gh.search", project="/p", server="gh", fingerprint="f1")
+    v2 = await store.add_always_rule("gh.search", project="/p", server="gh", fingerprint="f2")
+    assert (v1.server, v1.fingerprint) == ("gh", "f1")
+    assert (v2.server, v2.fingerprint) == ("gh", "f2")
+    assert v1.id != v2.id
+    with pytest.raises(ValueError, match="both its server and its pinned fingerprint"):
+        await store.add_always_rule("gh.search", project="/p", server="gh")
+    with pytest.raises(ValueError, match="needs a project"):
+        await store.add_always_rule("gh.search", project="")
+
+
+async def test_remove_by_id_leaves_the_same_rule_elsewhere(store: ApprovalStore) -> None:
+    """Revoking by id removes that record only; by text, only within the project given."""
+    one = await store.add_always_rule("shell(exec:make)", project="/one")
+    two = await store.add_always_rule("shell(exec:make)", project="/two")
+    three = await store.add_always_rule("shell(exec:make)", project="/three")
+    assert await store.remove_always_rule(one.id) == [one]
+    assert await store.remove_always_rule("shell(exec:make)", project="/two") == [two]
+    assert await store.always_rules() == [three]
+    assert await store.remove_always_rule("shell(exec:make)") == [three]
 
 
 async def test_bad_always_rule_is_refused(store: ApprovalStore) -> None:
     """A standing rule the policy could not parse is refused, not stored."""
     with pytest.raises(PolicyError):
-        await store.add_always_rule("fs.write(")
+        await store.add_always_rule("fs.write(", project="/p")
     assert await store.always_rules() == []
 
 

@@ -71,7 +71,13 @@ async def test_lists_tools_prefixed_with_hints_mapped_back(everything: MCPToolse
     assert echo.annotations.read_only is True
     assert echo.annotations.open_world is False
     assert echo.input_schema["properties"]["message"]["type"] == "string"
-    assert echo.metadata == {"mcp_server": "everything", "mcp_tool": "echo"}
+    remote = everything.get("ev.echo")
+    assert remote is not None
+    assert echo.metadata == {
+        "mcp_server": "everything",
+        "mcp_tool": "echo",
+        "mcp_fingerprint": remote.fingerprint,
+    }
 
 
 async def test_call_echo_through_the_executor(everything: MCPToolset) -> None:

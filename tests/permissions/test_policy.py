@@ -166,7 +166,9 @@ def test_explain_names_winner_and_losers() -> None:
     assert not explanation.default_used
     text = explanation.render()
     assert text.splitlines()[0].startswith("fs.read: ask by rule 'fs.read(secret/**)'")
-    assert len(text.splitlines()) == 4
+    assert len(text.splitlines()) == 5
+    assert explanation.decision.targeted
+    assert "session grant does not cover" in text.splitlines()[-1]
 
 
 def test_explain_default() -> None:

@@ -12,6 +12,7 @@ from invokit.approvals._models import (
     ApprovalStatus,
 )
 from invokit.approvals._sqlite import SqliteApprovalStore
+from invokit.approvals._standing import StandingRule
 from invokit.approvals._store import ApprovalStore
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ApprovalStore",
     "MemoryApprovalStore",
     "SqliteApprovalStore",
+    "StandingRule",
 ]
 
 for _name in __all__:

@@ -14,6 +14,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
+from invokit.approvals._standing import StandingRule, check_scope, matches
 from invokit.approvals._store import (
     check_rule,
     consume_refusal,
@@ -40,7 +41,7 @@ class MemoryApprovalStore:
         self._lock = threading.Lock()
         self._records: dict[str, ApprovalRecord] = {}
         self._sessions: set[tuple[str, str, str]] = set()
-        self._rules: list[str] = []
+        self._rules: list[StandingRule] = []
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
 
     def _current(self, approval_id: str) -> ApprovalRecord:
@@ -173,23 +174,46 @@ class MemoryApprovalStore:
         with self._lock:
             self._sessions = {grant for grant in self._sessions if grant[0] != session_id}
 
-    async def add_always_rule(self, rule: str) -> None:
+    async def add_always_rule(
+        self,
+        rule: str,
+        *,
+        project: str,
+        server: str | None = None,
+        fingerprint: str | None = None,
+        by: str | None = None,
+    ) -> StandingRule:
         text = check_rule(rule)
+        check_scope(project, server, fingerprint)
         with self._lock:
-            if text not in self._rules:
-                self._rules.append(text)
+            for record in self._rules:
+                if record.rule == text and record.scope() == (project, server, fingerprint):
+                    return record
+            record = StandingRule.new(
+                text,
+                project=project,
+                server=server,
+                fingerprint=fingerprint,
+                created_at=self._clock(),
+                by=by,
+            )
+            self._rules.append(record)
+            return record
 
-    async def remove_always_rule(self, rule: str) -> bool:
-        """Drop a standing rule; whether it was there."""
+    async def remove_always_rule(
+        self, rule: str, *, project: str | None = None
+    ) -> list[StandingRule]:
+        """Drop the standing rule with this id, or else the rules with this text."""
         with self._lock:
-            if rule in self._rules:
-                self._rules.remove(rule)
-                return True
-            return False
+            gone = [r for r in self._rules if r.id == rule] or [
+                r for r in self._rules if matches(r, rule, project)
+            ]
+            self._rules = [r for r in self._rules if r not in gone]
+            return gone
 
-    async def always_rules(self) -> list[str]:
+    async def always_rules(self, project: str | None = None) -> list[StandingRule]:
         with self._lock:
-            return list(self._rules)
+            return [r for r in self._rules if project is None or r.project == project]
 
     async def close(self) -> None:
         """Nothing to release; the records stay readable until the store is dropped."""

@@ -24,6 +24,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
+from invokit.approvals._standing import StandingRule, check_scope
 from invokit.approvals._store import (
     check_rule,
     consume_refusal,
@@ -61,11 +62,81 @@ CREATE TABLE IF NOT EXISTS session_grants (
     granted_at REAL NOT NULL,
     PRIMARY KEY (session_id, tool, spec_fingerprint)
 );
-CREATE TABLE IF NOT EXISTS always_rules (
-    rule TEXT PRIMARY KEY,
-    added_at REAL NOT NULL
-);
 """
+
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of a file this code wrote: 1 scopes standing rules."""
+
+_STANDING = """
+CREATE TABLE IF NOT EXISTS standing_rules (
+    id TEXT PRIMARY KEY,
+    rule TEXT NOT NULL,
+    project TEXT,
+    server TEXT NOT NULL DEFAULT '',
+    fingerprint TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    by TEXT,
+    UNIQUE (rule, project, server, fingerprint)
+)
+"""
+_RULE_COLUMNS = "id, rule, project, server, fingerprint, created_at, by"
+
+
+def _migrate(conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
+    """Bring a file to :data:`SCHEMA_VERSION`, once, even with other processes opening it.
+
+    Version 0 (before scopes) kept "approve always" rules in ``always_rules`` with no scope:
+    they move to ``standing_rules`` with no project, where they apply nowhere and are listed as
+    legacy so a person can revoke them (or approve again in a project).
+    """
+    conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"the approval store was written by a newer invokit (schema {version}; this one "
+                f"reads up to {SCHEMA_VERSION})"
+            )
+        if version < 1:
+            conn.execute(_STANDING)
+            old = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'always_rules'"
+            ).fetchone()
+            if old is not None:
+                for rule, added_at in conn.execute(
+                    "SELECT rule, added_at FROM always_rules ORDER BY added_at, rule"
+                ).fetchall():
+                    legacy = StandingRule.new(
+                        rule,
+                        project=None,
+                        server=None,
+                        fingerprint=None,
+                        created_at=added_at if added_at is not None else clock(),
+                        by=None,
+                    )
+                    conn.execute(
+                        f"INSERT INTO standing_rules ({_RULE_COLUMNS}) VALUES (?, ?, NULL, '', '', ?, NULL)",
+                        (legacy.id, legacy.rule, legacy.created_at),
+                    )
+                conn.execute("DROP TABLE always_rules")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _standing(row: tuple[Any, ...]) -> StandingRule:
+    rule_id, rule, project, server, fingerprint, created_at, by = row
+    return StandingRule(
+        id=rule_id,
+        rule=rule,
+        project=project,
+        server=server or None,
+        fingerprint=fingerprint or None,
+        created_at=created_at,
+        by=by,
+    )
 
 
 _INTERRUPTS = """
@@ -112,6 +183,11 @@ class SqliteApprovalStore:
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.executescript(_SCHEMA)
         self._conn.executescript(_INTERRUPTS)
+        try:
+            _migrate(self._conn, clock)
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -316,26 +392,85 @@ class SqliteApprovalStore:
             )
         )
 
-    async def add_always_rule(self, rule: str) -> None:
+    async def add_always_rule(
+        self,
+        rule: str,
+        *,
+        project: str,
+        server: str | None = None,
+        fingerprint: str | None = None,
+        by: str | None = None,
+    ) -> StandingRule:
         text = check_rule(rule)
-        await self._run(
-            lambda conn: conn.execute(
-                "INSERT OR IGNORE INTO always_rules VALUES (?, ?)", (text, self._clock())
-            )
+        check_scope(project, server, fingerprint)
+        record = StandingRule.new(
+            text,
+            project=project,
+            server=server,
+            fingerprint=fingerprint,
+            created_at=self._clock(),
+            by=by,
         )
 
-    async def remove_always_rule(self, rule: str) -> bool:
-        """Drop a standing rule; whether it was there."""
+        def insert(conn: sqlite3.Connection) -> StandingRule:
+            scope = (text, project, server or "", fingerprint or "")
+            conn.execute(
+                f"INSERT OR IGNORE INTO standing_rules ({_RULE_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.id, *scope, record.created_at, by),
+            )
+            row = conn.execute(
+                f"SELECT {_RULE_COLUMNS} FROM standing_rules "
+                "WHERE rule = ? AND project = ? AND server = ? AND fingerprint = ?",
+                scope,
+            ).fetchone()
+            return _standing(row)
 
-        def delete(conn: sqlite3.Connection) -> bool:
-            return conn.execute("DELETE FROM always_rules WHERE rule = ?", (rule,)).rowcount == 1
+        return await self._run(insert)
+
+    async def remove_always_rule(
+        self, rule: str, *, project: str | None = None
+    ) -> list[StandingRule]:
+        """Drop the standing rule with this id, or else the rules with this text."""
+
+        def delete(conn: sqlite3.Connection) -> list[StandingRule]:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                where = "id = ?"
+                params: tuple[str, ...] = (rule,)
+                found = conn.execute(
+                    f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE {where}", params
+                ).fetchall()
+                if not found:
+                    where = "rule = ?" if project is None else "rule = ? AND project = ?"
+                    params = (rule,) if project is None else (rule, project)
+                    found = conn.execute(
+                        f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE {where} "
+                        "ORDER BY created_at, rowid",
+                        params,
+                    ).fetchall()
+                conn.execute(f"DELETE FROM standing_rules WHERE {where}", params)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return [_standing(row) for row in found]
 
         return await self._run(delete)
 
-    async def always_rules(self) -> list[str]:
-        def select(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute("SELECT rule FROM always_rules ORDER BY added_at, rule").fetchall()
-            return [row[0] for row in rows]
+    async def always_rules(self, project: str | None = None) -> list[StandingRule]:
+        def select(conn: sqlite3.Connection) -> list[StandingRule]:
+            if project is None:
+                rows = conn.execute(
+                    f"SELECT {_RULE_COLUMNS} FROM standing_rules ORDER BY created_at, rowid"
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE project = ? "
+                    "ORDER BY created_at, rowid",
+                    (project,),
+                ).fetchall()
+            return [_standing(row) for row in rows]
 
         return await self._run(select)
 

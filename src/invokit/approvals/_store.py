@@ -10,6 +10,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
+from invokit.approvals._standing import StandingRule
 from invokit.exceptions import (
     ApprovalAlreadyUsed,
     ApprovalError,
@@ -81,16 +82,30 @@ class ApprovalStore(Protocol):
         """Forget every grant of ``session_id``."""
         ...
 
-    async def add_always_rule(self, rule: str) -> None:
-        """Record a standing "approve always" rule (a policy rule string)."""
+    async def add_always_rule(
+        self,
+        rule: str,
+        *,
+        project: str,
+        server: str | None = None,
+        fingerprint: str | None = None,
+        by: str | None = None,
+    ) -> StandingRule:
+        """Record a standing "approve always" rule (a policy rule string) for ``project`` and,
+        for a remote tool, its ``server`` and pinned ``fingerprint``; the same rule with the same
+        scope is recorded once (the existing record is returned)."""
         ...
 
-    async def remove_always_rule(self, rule: str) -> bool:
-        """Drop a standing rule; whether it was there."""
+    async def remove_always_rule(
+        self, rule: str, *, project: str | None = None
+    ) -> list[StandingRule]:
+        """Drop the standing rule with this id, or else the rules with this text (in ``project``
+        only, when given); the records removed."""
         ...
 
-    async def always_rules(self) -> list[str]:
-        """The standing rules, in the order they were added."""
+    async def always_rules(self, project: str | None = None) -> list[StandingRule]:
+        """The standing rules of ``project`` (every rule, legacy ones included, when ``None``),
+        in the order they were added."""
         ...
 
     async def close(self) -> None: ...

@@ -52,7 +52,6 @@ async def _pending() -> list[Any]:
 
 async def _resolve(approval_id: str, approve: bool, scope: Scope, reason: str | None) -> Any:
     from invokit.approvals import ApprovalDecision, SqliteApprovalStore
-    from invokit.permissions import rule_for
 
     store = SqliteApprovalStore()
     try:
@@ -60,15 +59,9 @@ async def _resolve(approval_id: str, approve: bool, scope: Scope, reason: str | 
             decision = ApprovalDecision.approve(scope, by=_who())
         else:
             decision = ApprovalDecision.deny(reason, by=_who())
-        record = await store.resolve(approval_id, decision)
-        if approve and scope == "always":
-            # A standing rule: later calls like this one run without asking.
-            request = record.request
-            for rule in [rule_for(request.tool, r) for r in request.requests] or [
-                rule_for(request.tool)
-            ]:
-                await store.add_always_rule(rule)
-        return record
+        # An "always" rule is recorded by the executor that runs the call, for its project
+        # (and, for a remote tool, its server and pinned version): this command knows neither.
+        return await store.resolve(approval_id, decision)
     finally:
         await store.close()
 
@@ -144,6 +137,10 @@ def register(app: typer.Typer) -> None:
         with reported(as_json=as_json):
             record = anyio.run(_resolve, approval_id, False, "once", reason)
             _done(record, as_json)
+
+    from invokit.cli import _rules
+
+    _rules.register(group)
 
 
 def _done(record: Any, as_json: bool) -> None:

@@ -1,14 +1,21 @@
-"""``invokit policy explain NAME key=value ...`` and ``invokit policy show``."""
+"""``invokit policy explain NAME key=value ...`` and ``invokit policy show``.
+
+Both include the standing "approve always" rules recorded for this project (the served root),
+with who recorded them and when: what a person approved counts as policy, so it is shown with it.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import time
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import anyio
 import typer
+from rich.text import Text
 
 from invokit._calls import ToolCall
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
+from invokit.cli._livelog import printable
 from invokit.cli._options import (
     AllowShellOption,
     ArgsJsonOption,
@@ -20,9 +27,12 @@ from invokit.cli._options import (
     options,
 )
 from invokit.cli._output import TOOL_ERROR, USAGE, fail, print_json, reported, stdout
-from invokit.cli._runtime import Setup, prepare
+from invokit.cli._runtime import Setup, build_executor, prepare
 from invokit.exceptions import ArgumentsError, ToolError
 from invokit.permissions import Explanation
+
+if TYPE_CHECKING:
+    from invokit.approvals import SqliteApprovalStore, StandingRule
 
 
 def explanation_data(explanation: Explanation) -> dict[str, Any]:
@@ -35,6 +45,8 @@ def explanation_data(explanation: Explanation) -> dict[str, Any]:
         "rule": decision.rule,
         "default": explanation.default,
         "default_used": explanation.default_used,
+        "targeted": decision.targeted,
+        "remote": explanation.remote,
         "matches": [
             {
                 "rule": m.rule,
@@ -48,17 +60,87 @@ def explanation_data(explanation: Explanation) -> dict[str, Any]:
     }
 
 
-async def _explain(setup: Setup, name: str, arguments: Any) -> Explanation:
-    from invokit.execution import Executor
+def project_of(setup: Setup) -> str:
+    """The project the served root's executor records and reads standing rules for."""
+    from invokit.execution._standing import default_project
 
-    executor = Executor(setup.registry, policy=setup.policy)
+    return default_project(setup.policy)
+
+
+def open_store(setup: Setup) -> SqliteApprovalStore:
+    """The approval store ``serve`` and ``call`` use (never inside the root)."""
+    from invokit.approvals import SqliteApprovalStore
+    from invokit.cli._config import ConfigError
+
     try:
-        result: Explanation = await executor.explain(
-            ToolCall(id="explain", name=name, arguments=arguments)
-        )
-        return result
+        return SqliteApprovalStore(forbidden_roots=(setup.config.root,))
+    except ValueError as exc:
+        raise ConfigError(
+            f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
+            source=str(setup.config.root),
+        ) from None
+
+
+def when(at: float) -> str:
+    """A local date and time for a person."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
+def standing_scope(rule: StandingRule) -> str:
+    """Where a standing rule applies, in words (inert: printable text only)."""
+    if rule.legacy:
+        return "legacy, unscoped (applies nowhere; revoke it)"
+    where = f"project {rule.project}"
+    if rule.server is not None:
+        where += f", MCP server {rule.server} at tool version {(rule.fingerprint or '')[:12]}"
+    return printable(where)
+
+
+def standing_text(rule: StandingRule) -> Text:
+    """One line for a standing rule, never read as markup."""
+    by = printable(rule.by) if rule.by else "unknown"
+    return Text.assemble(
+        "  always ",
+        (rule.id, "bold"),
+        " ",
+        repr(printable(rule.rule)),
+        f"  ({standing_scope(rule)}; by {by}, {when(rule.created_at)})",
+    )
+
+
+async def _explain(
+    setup: Setup, name: str, arguments: Any, session: str | None
+) -> tuple[Explanation, list[StandingRule], bool | None]:
+    """The explanation with this project's standing rules, the records that matched, and
+    whether a session grant of ``session`` covers the call (``None`` without a session)."""
+    from invokit.execution._standing import applicable, explain_with_standing
+
+    executor = build_executor(setup, audit=False)
+    try:
+        call = ToolCall(id="explain", name=name, arguments=arguments, session_id=session)
+        explanation = await explain_with_standing(executor, call)
+        prepared = executor._lookup(name)
+        assert prepared is not None  # explain_with_standing raised otherwise
+        matched = {m.rule for m in explanation.matches if m.standing}
+        used = [r for r in applicable(executor._always, prepared.spec) if r.rule in matched]
+        covered: bool | None = None
+        if session is not None:
+            spec = prepared.spec
+            granted = await executor.approvals.has_session_grant(
+                session, spec.name, spec.fingerprint
+            )
+            covered = granted and not explanation.decision.targeted
+        return explanation, used, covered
     finally:
         await executor.aclose()
+
+
+async def _standing(setup: Setup) -> list[StandingRule]:
+    store = open_store(setup)
+    try:
+        return await store.always_rules(project_of(setup))
+    finally:
+        await store.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -76,6 +158,10 @@ def register(app: typer.Typer) -> None:
         root: RootOption = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
+        session: Annotated[
+            Optional[str],  # noqa: UP045
+            typer.Option("--session", help="Also say whether this session's grant covers it."),
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Which rule decides this call, and why (nothing runs)."""
@@ -87,7 +173,7 @@ def register(app: typer.Typer) -> None:
                 fail(f"no tool named {name!r}; tools are: {names}", TOOL_ERROR, as_json=as_json)
             try:
                 arguments = merge_arguments(pairs or [], args_json, found.spec.input_schema)
-                explanation = anyio.run(_explain, setup, name, arguments)
+                explanation, used, covered = anyio.run(_explain, setup, name, arguments, session)
             except (ArgumentSyntaxError, ArgumentsError) as exc:
                 fail(str(exc), USAGE, as_json=as_json)
             except ToolError as exc:  # the tool's own preflight: no policy rule is reached
@@ -99,11 +185,26 @@ def register(app: typer.Typer) -> None:
                 )
             why = setup.reasons.get(explanation.decision.rule or "")
             if as_json:
-                print_json({**explanation_data(explanation), **({"why": why} if why else {})})
-            else:
-                stdout().print(explanation.render(), markup=False)
+                data = explanation_data(explanation)
                 if why:
-                    stdout().print(f"  why: {why}", markup=False)
+                    data["why"] = why
+                data["standing_rules"] = [r.to_dict() for r in used]
+                data["session_grant"] = covered
+                print_json(data)
+                return
+            console = stdout()
+            console.print(Text(printable(explanation.render())))
+            if why:
+                console.print(Text(f"  why: {why}"))
+            for rule in used:
+                console.print(standing_text(rule))
+            if covered is not None:
+                console.print(
+                    Text(
+                        f"  session {printable(session or '')}: "
+                        + ("a session grant covers this call" if covered else "no grant covers it")
+                    )
+                )
 
     @group.command()
     def show(
@@ -116,12 +217,15 @@ def register(app: typer.Typer) -> None:
         """The rules in effect and where they come from."""
         with reported(as_json=as_json):
             setup = prepare(options(config, root, policy, allow_shell))
+            standing = anyio.run(_standing, setup)
             data = {
                 "source": setup.policy_source,
                 **setup.policy.to_dict(),
                 "reasons": dict(setup.reasons),
             }
             if as_json:
+                data["project"] = project_of(setup)
+                data["standing"] = [r.to_dict() for r in standing]
                 print_json(data)
                 return
             console = stdout()
@@ -129,9 +233,15 @@ def register(app: typer.Typer) -> None:
             for key, rules in setup.policy.rules().items():
                 said = None
                 for rule in rules:
-                    console.print(f"  {key:<6} {rule}", markup=False)
+                    console.print(Text(f"  {key:<6} {printable(rule)}"))
                     why = setup.reasons.get(rule)
                     if why and why != said:
-                        console.print(f"         why: {why}", markup=False, style="dim")
+                        console.print(Text(f"         why: {printable(why)}", style="dim"))
                     said = why
             console.print(f"  default {setup.policy.default}", markup=False)
+            if standing:
+                console.print(
+                    Text(f"approved always in this project ({printable(project_of(setup))}):")
+                )
+                for recorded in standing:
+                    console.print(standing_text(recorded))

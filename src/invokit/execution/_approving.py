@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit._ids import new_id
-from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._normalize import value_to_result
@@ -33,6 +32,8 @@ from invokit.execution._outcomes import (
 )
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
+from invokit.execution._standing import remember_scope
+from invokit.execution._standing import standing_grant as standing_grant
 from invokit.permissions._requests import PermissionRequest, request_to_dict
 from invokit.tools._context import ProgressCallback, ToolContext
 
@@ -40,97 +41,6 @@ if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
     from invokit.execution._executor import Executor
     from invokit.permissions import Decision
-
-
-async def refresh_standing_rules(ex: Executor) -> bool:
-    """Load "approve always" rules recorded in the store (maybe by another process);
-    True when they changed, so decisions must be made again."""
-    rules = tuple(await ex.approvals.always_rules())
-    if rules == ex._always:
-        return False
-    ex._always = rules
-    ex._policy = ex.policy.with_rules(extra_allow=rules) if rules else ex.policy
-    ex._prepared.clear()
-    return True
-
-
-async def standing_grant(
-    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], decision: Decision
-) -> ApprovalRequest | bool | None:
-    """An approval that already covers this call: a session grant, an "always" rule, or a
-    request a person approved elsewhere for exactly this call (consumed now)."""
-    spec = prepared.spec
-    try:
-        if await refresh_standing_rules(
-            ex,
-        ):
-            fresh = ex._lookup(call.name)
-            if fresh is not None:
-                again = fresh.policy.decide(
-                    args, tuple(fresh.tool.permissions(args, ToolContext(call)))
-                )
-                if again.verdict == "allow":
-                    return True
-        if call.session_id is not None and await ex.approvals.has_session_grant(
-            call.session_id, spec.name, spec.fingerprint
-        ):
-            return True
-        request = await ex.approvals.find_approved(
-            spec.name, spec.fingerprint, canonical_hash(args), call.session_id
-        )
-        if request is None:
-            return None
-        pending = await ex.approvals.get(request.id)
-        edited = pending.decision.arguments if pending.decision is not None else None
-        if edited is not None and canonical_hash(edited) != canonical_hash(args):
-            # The person approved other arguments: only resume() may run those.
-            return None
-        record = await ex.approvals.consume(request.id)
-        emit_resolved(ex, call, record.request, record.decision, consumed=True)
-        if record.decision is not None:
-            await remember_scope(ex, prepared, record.request, record.decision.scope)
-        return record.request
-    except ApprovalError:
-        return None
-
-
-async def remember_scope(
-    ex: Executor, prepared: Prepared, request: ApprovalRequest, scope: str
-) -> None:
-    """Record what a wider approval covers: the tool version for the session, or standing
-    rules for exactly what was approved ("always"). A failure to record leaves the approval
-    a one-time one (with a warning); it never fails the call that was approved."""
-    try:
-        await record_scope(ex, prepared, request, scope)
-    except Exception as exc:
-        warnings.warn(
-            f"approval {request.id}: its {scope!r} scope could not be recorded: {exc!r}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-
-
-async def record_scope(
-    ex: Executor, prepared: Prepared, request: ApprovalRequest, scope: str
-) -> None:
-    session_id = request.call.session_id
-    if scope == "session" and session_id is not None:
-        await ex.approvals.grant_session(session_id, prepared.spec.name, prepared.spec.fingerprint)
-    elif scope == "always":
-        rules = standing_rules_for(prepared.spec, request)
-        if rules is None:
-            # No rule says exactly what was approved: it stays a one-time approval.
-            warnings.warn(
-                f"approval {request.id}: no exact rule covers this call; approved once only",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            return
-        for rule in rules:
-            await ex.approvals.add_always_rule(rule)
-        await refresh_standing_rules(
-            ex,
-        )
 
 
 async def ask(
@@ -482,24 +392,3 @@ def emit_resolved(
             "consumed_by_retry": consumed,
         },
     )
-
-
-def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
-    """The "approve always" rules for exactly what a person approved, or ``None`` when no rule
-    can say it exactly (words or paths with surrounding spaces, a rule that does not read back
-    or does not cover the call)."""
-    from invokit.exceptions import PolicyError
-    from invokit.permissions import Policy, ShellExec, rule_for
-
-    for item in request.requests:
-        words = item.argv if isinstance(item, ShellExec) else (item.target(),)
-        if any(not word or word != word.strip() for word in words):
-            return None
-    rules = [rule_for(spec.name, r) for r in request.requests] or [rule_for(spec.name)]
-    try:
-        standing = Policy(default="deny", extra_allow=rules)
-    except PolicyError:
-        return None
-    if standing.decide(spec, request.arguments, request.requests).verdict != "allow":
-        return None
-    return rules

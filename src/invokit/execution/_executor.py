@@ -15,7 +15,7 @@ from invokit._calls import ToolCall, new_text_result
 from invokit.exceptions import (
     ArgumentsError,
 )
-from invokit.execution import _approving
+from invokit.execution import _approving, _standing
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import (
@@ -50,7 +50,13 @@ from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalScope, ApprovalStore
+    from invokit.approvals import (
+        ApprovalDecision,
+        ApprovalRequest,
+        ApprovalScope,
+        ApprovalStore,
+        StandingRule,
+    )
     from invokit.permissions import Decision, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
@@ -73,6 +79,8 @@ class Executor(Reporter):
         events: sinks that receive an event for every step (audit logs, tracing).
         resources: shared objects handed to every tool in ``ctx.resources``.
         artifacts: where spilled outputs are kept for ``tool_result_read``.
+        project: the project "approve always" rules are recorded for and read from (rules of
+            another project never apply); default: the policy's root, else the current directory.
 
     Raises:
         ValueError: the approval store's or an audit sink's file lies inside a folder that
@@ -91,6 +99,7 @@ class Executor(Reporter):
         events: Sequence[EventSink] = (),
         resources: Mapping[str, Any] | None = None,
         artifacts: ArtifactStore | None = None,
+        project: str | None = None,
     ) -> None:
         from invokit.permissions import Policy
 
@@ -114,7 +123,8 @@ class Executor(Reporter):
         self._listen(events)
         self.resources = resources
         self._prepared: dict[str, Prepared] = {}
-        self._always: tuple[str, ...] = ()
+        self.project = project if project is not None else _standing.default_project(self.policy)
+        self._always: tuple[StandingRule, ...] = ()
         self._policy = self.policy
         self.registry.subscribe(self._prepared.clear)
         self._get_loop: Callable[[], Any] | None = None
@@ -410,7 +420,8 @@ class Executor(Reporter):
         requests = tuple(
             prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
         )
-        return self._policy.explain(prepared.spec, args, requests)
+        await _standing.refresh_standing_rules(self)  # this project's "always" rules count
+        return _standing.standing_policy(self, prepared).explain(args, requests)
 
     async def aclose(self) -> None:
         """Tear down tools that were set up, flush and close event sinks and the store."""

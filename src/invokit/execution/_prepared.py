@@ -40,6 +40,9 @@ class Prepared:
     before or after it: the executor then takes its shortest path."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
+    standing: tuple[tuple[str, ...], ToolPolicy] | None = None
+    """The policy with the standing rules that apply to this tool, and the ids of those rules:
+    compiled on the first ``ask`` and again only when the rules change (``_standing.py``)."""
 
 
 def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool) -> Prepared | None:

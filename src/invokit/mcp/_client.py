@@ -393,8 +393,11 @@ class MCPToolset(Registry):
                 spec = spec.with_description(
                     spec.description[: self.max_description_chars] + " [description cut]"
                 )
+            # Set here, after conversion: the server's own _meta never reaches these keys.
+            # Policy reads mcp_server to treat the hints as claims, and standing rules bind to
+            # mcp_fingerprint (the pinned version).
             spec = spec.with_timeout(self.call_timeout).with_metadata(
-                mcp_server=self.server, mcp_tool=remote.name
+                mcp_server=self.server, mcp_tool=remote.name, mcp_fingerprint=fingerprint
             )
             pin = self.pins.get(self.server, remote.name)
             if pin is None:

@@ -21,6 +21,11 @@ class Decision:
     """Why, in words a model and a person can read."""
     rule: str | None = None
     """The rule that decided, as written; ``None`` when the policy's default decided."""
+    targeted: bool = False
+    """An ``ask`` rule that names a target or conditions (a rule with a body) asks about some
+    part of this call: a session grant does not cover it, a person answers each such call."""
+    standing: bool = False
+    """A standing "approve always" rule allowed some part of this call."""
 
     @classmethod
     def allow(cls, reason: str = "", rule: str | None = None) -> Decision:
@@ -67,6 +72,8 @@ class Explanation:
     """What this tool gets when no rule matches."""
     default_used: bool
     """Whether the default decided (for at least the decisive subject)."""
+    remote: str | None = None
+    """The MCP server this tool belongs to; its hints count only where they restrict."""
 
     def render(self) -> str:
         """A few lines for a terminal: the decision first, then each matching rule."""
@@ -79,4 +86,13 @@ class Explanation:
             lines.append(f"  {mark} {kind} {match.rule!r} matched{on}")
         if not self.matches:
             lines.append(f"  no rule matched; the default for this tool is {self.default}")
+        if self.decision.targeted:
+            lines.append(
+                "  an ask rule names this call's target: a session grant does not cover it"
+            )
+        if self.remote is not None:
+            lines.append(
+                f"  a tool of MCP server {self.remote!r}: its hints only restrict (a missing "
+                "hint counts as MCP's default), never allow"
+            )
         return "\n".join(lines)

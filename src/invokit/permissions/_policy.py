@@ -6,21 +6,40 @@ allows; else a matching ``ask`` rule asks; else a matching ``allow`` rule allows
 default. The call's verdict is the strictest of its subjects' verdicts, so an ``allow`` rule
 must cover every request of a call to allow it. A tool marked ``needs_approval`` is asked
 about even when an ``allow`` rule matches (only a standing approval or a deny overrides that).
+
+Two limits on standing rules and hints:
+
+* A standing rule without a body (every call of a tool) does not answer an ``ask`` rule with a
+  body (one that names a target or arguments); a decision asked about by such a rule is marked
+  ``targeted``, and no session grant covers it.
+* For a tool of a remote MCP server (marked by invokit's MCP client), annotation selectors
+  (``@read_only`` ...) in ``deny`` and ``ask`` rules match under the hints the server claims OR
+  under MCP's defaults (not read-only, destructive, not idempotent, open world); in ``allow`` and
+  standing rules only under both. A server's claims can narrow what runs, never widen it.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from invokit._spec import ToolSpec
 from invokit.exceptions import PolicyError
 from invokit.permissions._decision import RANK, Decision, Explanation, RuleMatch, Verdict
 from invokit.permissions._requests import McpInvoke, PermissionRequest
-from invokit.permissions._rules import Rule, RuleSyntaxError, describe, parse_rule
+from invokit.permissions._rules import (
+    Rule,
+    RuleSyntaxError,
+    assumed_spec,
+    binding_of,
+    describe,
+    parse_rule,
+    remote_server,
+)
 
 DefaultMode: TypeAlias = Literal["annotations", "ask", "deny", "allow"]
 DEFAULT_MODES: tuple[str, ...] = ("annotations", "ask", "deny", "allow")
@@ -28,9 +47,25 @@ DEFAULT_MODES: tuple[str, ...] = ("annotations", "ask", "deny", "allow")
 _CACHE_LIMIT = 1024
 
 
-def _default(spec: ToolSpec, mode: DefaultMode) -> Decision:
-    """What a tool gets when no rule matches."""
+class RecordedRule(Protocol):
+    """A standing rule as an approval store records it (``StandingRule``)."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def server(self) -> str | None: ...
+    @property
+    def fingerprint(self) -> str | None: ...
+
+
+def _default(spec: ToolSpec, mode: DefaultMode, remote: str | None = None) -> Decision:
+    """What a tool gets when no rule matches; a remote tool's hints never allow it."""
     name = spec.name
+    if remote is not None and mode == "annotations" and spec.annotations.needs_approval is not True:
+        return Decision.ask(
+            f"{name} is a tool of MCP server {remote!r}; its hints are the server's claims, "
+            "so calls need approval unless a rule allows them"
+        )
     hints = spec.annotations
     if hints.needs_approval is True and mode != "deny":
         return Decision.ask(f"{name} needs approval (needs_approval)")
@@ -54,6 +89,7 @@ class ToolPolicy:
     __slots__ = (
         "_allow",
         "_ask",
+        "_body_ask",
         "_by_hints",
         "_constant",
         "_default",
@@ -62,17 +98,33 @@ class ToolPolicy:
         "_remote_check",
         "_root",
         "_standing",
+        "remote",
         "tool",
     )
 
     def __init__(self, policy: Policy, spec: ToolSpec) -> None:
         self.tool = str(spec.name)
         self._root = policy.root
-        self._deny = tuple(r for r in policy._deny if r.selects(spec))
-        self._standing = tuple(r for r in policy._standing if r.selects(spec))
-        self._ask = tuple(r for r in policy._ask if r.selects(spec))
-        self._allow = tuple(r for r in policy._allow if r.selects(spec))
-        self._default = _default(spec, policy.default)
+        self.remote = remote_server(spec)
+        widen: Callable[[Rule], bool]
+        narrow: Callable[[Rule], bool]
+        if self.remote is None:
+            widen = narrow = lambda rule: rule.selects(spec)
+        else:
+            # A remote server's hints are claims: they may make a deny or an ask rule select
+            # its tool, never keep one from selecting it, and never make an allow rule select it.
+            assumed = assumed_spec(spec)
+            widen = lambda rule: rule.selects(spec) or rule.selects(assumed)  # noqa: E731
+            narrow = lambda rule: rule.selects(spec) and rule.selects(assumed)  # noqa: E731
+        binding = binding_of(spec)
+        self._deny = tuple(r for r in policy._deny if widen(r))
+        self._standing = tuple(
+            r for r in policy._standing if (r.bound is None or r.bound == binding) and narrow(r)
+        )
+        self._ask = tuple(r for r in policy._ask if widen(r))
+        self._allow = tuple(r for r in policy._allow if narrow(r))
+        self._body_ask = tuple(r for r in self._ask if r.has_body)
+        self._default = _default(spec, policy.default, self.remote)
         self._by_hints = policy.default == "annotations"
         self._needs_approval = spec.annotations.needs_approval is True
         every = self._deny + self._standing + self._ask + self._allow
@@ -129,6 +181,7 @@ class ToolPolicy:
             matches=tuple(marked),
             default=self._default.verdict,
             default_used=from_default,
+            remote=self.remote,
         )
 
     def _evaluate(
@@ -140,13 +193,21 @@ class ToolPolicy:
         """The strictest subject's decision, and whether the default gave it."""
         subjects: Iterable[PermissionRequest | None] = requests or (None,)
         worst: tuple[Decision, bool] | None = None
+        targeted = standing = False
         for subject in subjects:
             decided = self._subject(args, subject, trace)
+            targeted = targeted or decided[0].targeted
+            standing = standing or decided[0].standing
             if worst is None or RANK[decided[0].verdict] > RANK[worst[0].verdict]:
                 worst = decided
             if worst[0].verdict == "deny" and trace is None:
                 break
         assert worst is not None
+        decision = worst[0]
+        if (targeted and not decision.targeted) or (standing and not decision.standing):
+            # Any part of the call asked about by name keeps a session grant from covering it.
+            decision = replace(decision, targeted=targeted, standing=standing)
+            return decision, worst[1]
         return worst
 
     def _subject(
@@ -167,6 +228,14 @@ class ToolPolicy:
             for rule in rules:
                 if rule.has_body and not rule.matches(args, subject, root):
                     continue
+                if (
+                    rule.standing
+                    and not rule.has_body
+                    and any(ask.matches(args, subject, root) for ask in self._body_ask)
+                ):
+                    # A standing rule for every call of the tool does not answer an ask rule
+                    # that names this call's target: the person is asked about that one.
+                    continue
                 shown = describe(subject) if subject is not None and rule.has_body else None
                 if trace is not None:
                     trace.append(
@@ -180,6 +249,13 @@ class ToolPolicy:
                     )
                 if found is None:
                     found = self._decision(rule, verdict, shown)
+                    if (
+                        verdict == "ask"
+                        and not found.targeted
+                        and any(ask.matches(args, subject, root) for ask in self._body_ask)
+                    ):
+                        # A head-only ask came first, but a rule also names this target.
+                        found = replace(found, targeted=True)
                     if trace is None:
                         return found, False
         if found is not None:
@@ -202,9 +278,19 @@ class ToolPolicy:
         if verdict == "deny":
             return Decision.deny(f"denied by policy rule {rule.text!r}{on}", rule.text)
         if rule.standing:
-            return Decision.allow(f"approved always by rule {rule.text!r}{on}", rule.text)
+            return Decision(
+                verdict="allow",
+                reason=f"approved always by rule {rule.text!r}{on}",
+                rule=rule.text,
+                standing=True,
+            )
         if verdict == "ask":
-            return Decision.ask(f"policy rule {rule.text!r} requires approval{on}", rule.text)
+            return Decision(
+                verdict="ask",
+                reason=f"policy rule {rule.text!r} requires approval{on}",
+                rule=rule.text,
+                targeted=rule.has_body,
+            )
         if self._needs_approval:
             return Decision.ask(
                 f"{self.tool} needs approval (needs_approval), although rule {rule.text!r} allows it"
@@ -351,13 +437,33 @@ class Policy:
         copy._cache = {}
         return copy
 
+    def with_standing(self, rules: Iterable[RecordedRule]) -> Policy:
+        """A copy with standing "approve always" rules recorded in an approval store.
+
+        Each applies only to tools whose :func:`binding <invokit.permissions._rules.binding_of>`
+        equals the rule's ``server`` and ``fingerprint``: local tools for a rule without a
+        server, and exactly the pinned version of one remote tool for a rule with one. They are
+        not part of :meth:`rules` or :meth:`to_dict` (the store holds them, not the policy).
+
+        Raises:
+            PolicyError: a rule cannot be parsed.
+        """
+        added: list[Rule] = []
+        for recorded in rules:
+            (parsed,) = _parse([recorded.rule], "allow", standing=True)
+            added.append(replace(parsed, bound=(recorded.server, recorded.fingerprint)))
+        copy = self.with_rules()
+        copy._standing = self._standing + tuple(added)
+        return copy
+
     def rules(self) -> dict[str, list[str]]:
-        """The rule texts by list: ``allow``, ``ask``, ``deny`` and ``extra_allow``."""
+        """The rule texts by list: ``allow``, ``ask``, ``deny`` and ``extra_allow`` (the
+        policy's own standing rules; not those added by :meth:`with_standing`)."""
         return {
             "allow": [r.text for r in self._allow],
             "ask": [r.text for r in self._ask],
             "deny": [r.text for r in self._deny],
-            "extra_allow": [r.text for r in self._standing],
+            "extra_allow": [r.text for r in self._standing if r.bound is None],
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -71,6 +71,37 @@ class RuleSyntaxError(ValueError):
 
 
 Selector: TypeAlias = Callable[[ToolSpec], bool]
+Binding: TypeAlias = tuple[str | None, str | None]
+"""``(MCP server, pinned tool fingerprint)`` of a remote tool; ``(None, None)`` for a local one."""
+
+
+def remote_server(spec: ToolSpec) -> str | None:
+    """The MCP server a tool belongs to, as invokit's own MCP client marked it, else ``None``.
+
+    The mark is set by :class:`invokit.mcp.MCPToolset` after it converts the server's listing
+    (which keeps nothing of the server's ``_meta`` under this key), so a server cannot remove it.
+    """
+    server = spec.metadata.get("mcp_server")
+    return server if isinstance(server, str) else None
+
+
+def binding_of(spec: ToolSpec) -> Binding:
+    """The version a standing rule for this tool binds to: local tools ``(None, None)``; a remote
+    tool its server and the fingerprint of the tool as pinned (any change the server makes to the
+    tool changes it)."""
+    server = remote_server(spec)
+    if server is None:
+        return (None, None)
+    pinned = spec.metadata.get("mcp_fingerprint")
+    return (server, pinned if isinstance(pinned, str) else spec.fingerprint)
+
+
+def assumed_spec(spec: ToolSpec) -> ToolSpec:
+    """``spec`` with MCP's default hints (not read-only, destructive, not idempotent, open
+    world) in place of the ones its server claims."""
+    return spec.with_annotations(
+        read_only=False, destructive=True, idempotent=False, open_world=True
+    )
 
 
 def _selector(term: str, rule: str) -> Selector:
@@ -166,6 +197,10 @@ class Rule:
     conditions: tuple[Condition, ...]
     standing: bool = False
     """An "approve always" rule recorded by a person (``extra_allow``)."""
+    bound: Binding | None = None
+    """For a standing rule recorded in an approval store, the tool version it was recorded for
+    (see :func:`binding_of`); it selects only tools with that binding. ``None`` for rules the
+    policy itself holds."""
 
     @property
     def has_body(self) -> bool:
