@@ -102,16 +102,19 @@ def test_a_policy_file_in_the_root_is_protected(cli: Cli, root: Path, state: Pat
 
 
 def test_explain_says_why_the_state_is_protected(cli: Cli, root: Path, state: Path) -> None:
-    """policy explain names the deny rule and why it is there, also for the state directory."""
+    """policy explain says the filesystem tools refuse protected paths themselves, and policy
+    show names the deny rules for the config and the state directory with why they are there."""
     code, out, _ = cli("policy", "explain", "fs.write", "path=invokit.toml", "content=x", "--json")
-    data = json.loads(out)
-    assert data["verdict"] == "deny" and "decides what may run" in data["why"]
-    target = f"path={state / 'approvals.db'}"
-    code, out, _ = cli("policy", "explain", "fs.write", target, "content=x", "--json")
-    data = json.loads(out)
-    assert data["verdict"] == "deny" and str(state) in data["why"]
-    code, out, _ = cli("policy", "explain", "fs.delete", "path=.")
-    assert code == 0 and "deny" in out and "why:" in out
+    error = json.loads(out)["error"]
+    assert code == 1 and error["kind"] == "denied" and "protected" in error["message"]
+    code, _, err = cli("policy", "explain", "fs.delete", "path=.")
+    assert code == 1 and "protected" in err
+    code, out, _ = cli("policy", "show", "--json")
+    reasons = json.loads(out)["reasons"]
+    assert any(
+        "invokit.toml" in rule and "decides what may run" in why for rule, why in reasons.items()
+    )
+    assert any(str(state) in why for why in reasons.values())
 
 
 def test_protected_paths_lists_what_decides_what_may_run(tmp_path: Path) -> None:
