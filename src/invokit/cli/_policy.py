@@ -27,7 +27,7 @@ from invokit.cli._options import (
     options,
 )
 from invokit.cli._output import TOOL_ERROR, USAGE, fail, print_json, reported, stdout
-from invokit.cli._runtime import Setup, build_executor, prepare
+from invokit.cli._runtime import Setup, build_executor, prepare, project_of
 from invokit.exceptions import ArgumentsError, ToolError
 from invokit.permissions import Explanation
 
@@ -58,13 +58,6 @@ def explanation_data(explanation: Explanation) -> dict[str, Any]:
             for m in explanation.matches
         ],
     }
-
-
-def project_of(setup: Setup) -> str:
-    """The project the served root's executor records and reads standing rules for."""
-    from invokit.execution._standing import default_project
-
-    return default_project(setup.policy)
 
 
 def open_store(setup: Setup) -> SqliteApprovalStore:

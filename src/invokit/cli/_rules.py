@@ -17,8 +17,8 @@ from rich.text import Text
 from invokit.cli._livelog import printable
 from invokit.cli._options import ConfigOption, JsonOption, PolicyOption, RootOption, options
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
-from invokit.cli._policy import open_store, project_of, standing_scope, when
-from invokit.cli._runtime import Setup, prepare
+from invokit.cli._policy import open_store, standing_scope, when
+from invokit.cli._runtime import Setup, prepare, project_of
 
 if TYPE_CHECKING:
     from invokit.approvals import StandingRule

@@ -237,7 +237,14 @@ def build_executor(
         approvals=store,
         approver=approver,
         events=[*events, *sinks],
+        project=project_of(setup),
     )
+
+
+def project_of(setup: Setup) -> str:
+    """The project "approve always" rules are scoped to: the served root, whatever root the
+    policy's own file names (a shared policy file must not share one project's rules)."""
+    return str(setup.config.root)
 
 
 async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
