@@ -151,14 +151,26 @@ class _Server:
 
     async def run(self) -> None:
         from invokit._state import state_dir
-        from invokit.cli._terminal import TerminalApprover
+        from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
             registry = await connect_imports(self.setup, stack)
-            approver = TerminalApprover(self.console, by="terminal") if self.asking else None
+            # The live log and the approver share the bottom of the terminal: an open
+            # question is pinned under the log lines.
+            board = Board(self.console)
+            approver = (
+                TerminalApprover(
+                    self.console, by="terminal", board=board, root=self.setup.config.root
+                )
+                if self.asking
+                else None
+            )
             executor = build_executor(
-                self.setup, registry=registry, approver=approver, sinks=[LiveLog(self.console)]
+                self.setup,
+                registry=registry,
+                approver=approver,
+                sinks=[LiveLog(self.console, board)],
             )
             stack.push_async_callback(executor.aclose)
             state = state_dir()

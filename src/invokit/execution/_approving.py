@@ -323,22 +323,26 @@ def emit_resolved(
     request: ApprovalRequest,
     answer: ApprovalDecision | None,
     consumed: bool = False,
+    *,
+    channel: str | None = None,
 ) -> None:
+    """Record a decision in the audit log when it is made: the verdict, scope, who decided
+    (``by``) and where (``channel``: the answer's own, else ``channel``, else ``api``), the
+    project (root) and this server. ``consumed`` marks a decision made elsewhere (the CLI) that
+    an identical retry is now using."""
     if "approval_resolved" not in ex._sinks_for or answer is None:
         return
-    ex._emit(
-        "approval_resolved",
-        call,
-        {
-            "id": request.id,
-            "approved": answer.approved,
-            "scope": answer.scope,
-            "by": answer.by,
-            "reason": answer.reason,
-            "edited_arguments": answer.arguments,
-            "consumed_by_retry": consumed,
-        },
+    from invokit.execution._resolutions import channel_of, resolved_data
+
+    root = getattr(ex, "project", None) or ex.policy.root
+    data = resolved_data(
+        request,
+        answer,
+        channel=channel_of(answer, channel or "api"),
+        root=str(root) if root is not None else None,
+        consumed=consumed,
     )
+    ex._emit("approval_resolved", call, data)
 
 
 def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
