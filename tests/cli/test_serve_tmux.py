@@ -153,26 +153,25 @@ def test_three_questions_stay_pinned_while_reads_stream_past(pane: tuple[Pane, P
             terminal.keys("Enter")
 
     async def client() -> None:
-        async with http_session(url, Asker()) as session:
-            async with anyio.create_task_group() as group:
+        async with http_session(url, Asker()) as session, anyio.create_task_group() as group:
 
-                async def write(path: str) -> None:
-                    result = await session.call_tool(
-                        "fs.write", {"path": path, "content": f"content of {path}"}
-                    )
-                    results[path] = text_of(result) if result.is_error else "ok"
+            async def write(path: str) -> None:
+                result = await session.call_tool(
+                    "fs.write", {"path": path, "content": f"content of {path}"}
+                )
+                results[path] = text_of(result) if result.is_error else "ok"
 
-                async def reads() -> None:
-                    while True:
-                        await session.call_tool("fs.read", {"path": "README.md"})
-                        await anyio.sleep(0.15)
+            async def reads() -> None:
+                while True:
+                    await session.call_tool("fs.read", {"path": "README.md"})
+                    await anyio.sleep(0.15)
 
-                group.start_soon(reads)
-                async with anyio.create_task_group() as writes:
-                    for path in wanted:
-                        writes.start_soon(write, path)
-                    await anyio.to_thread.run_sync(answer_all)
-                group.cancel_scope.cancel()
+            group.start_soon(reads)
+            async with anyio.create_task_group() as writes:
+                for path in wanted:
+                    writes.start_soon(write, path)
+                await anyio.to_thread.run_sync(answer_all)
+            group.cancel_scope.cancel()
 
     anyio.run(client)
     assert {path for _, path in answered} == set(wanted)
@@ -182,7 +181,7 @@ def test_three_questions_stay_pinned_while_reads_stream_past(pane: tuple[Pane, P
     assert (root / "c.txt").read_text() == "content of c.txt"
     assert not (root / "b.txt").exists()
     log = terminal.text()
-    ids = dict((path, approval_id) for approval_id, path in answered)
+    ids = {path: approval_id for approval_id, path in answered}
     assert re.search(rf"approved fs\.write {ids['a.txt']} \(once\)", log)
     assert re.search(rf"approved fs\.write {ids['c.txt']} \(session\)", log)
     assert re.search(rf"refused\s+fs\.write {ids['b.txt']}\s+by\s+terminal\s+via\s+terminal:", log)
