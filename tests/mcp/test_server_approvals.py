@@ -73,9 +73,10 @@ def _resolved(state: Path) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, lines) if r["type"] == "approval_resolved"]
 
 
-async def _wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
+async def _wait_for(predicate: Any) -> None:
+    """Poll ``predicate()`` (output written by another task) for up to ten seconds."""
+    with anyio.fail_after(10):
+        while not predicate():  # noqa: ASYNC110 - polls output, there is no event to wait on
             await anyio.sleep(0.02)
 
 
@@ -189,7 +190,7 @@ async def test_no_heartbeats_without_a_progress_token(tmp_path: Path) -> None:
         await anyio.sleep(0.6)
         return ApprovalDecision.approve(by="a person")
 
-    executor, root, _ = _executor(tmp_path, approver=person)
+    executor, _, _ = _executor(tmp_path, approver=person)
     server = build_server(executor.registry, executor, heartbeat=0.1)
 
     async def record(message: Any) -> None:
@@ -262,5 +263,5 @@ def test_pending_message_quotes_a_reason_inert() -> None:
         decision=Decision.ask("why\x1b[2J\nnot"),
     )
     for reach in ("cli", "host", "none"):
-        text = pending_message(request, reach)  # type: ignore[arg-type]
+        text = pending_message(request, reach)
         assert "\x1b" not in text and "\n" not in text

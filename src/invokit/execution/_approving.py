@@ -180,6 +180,8 @@ async def ask(
         return ex._interrupted(ApprovalRequired(request=request))
     try:
         answer = await ex.approver(request)
+        if answer.channel is None:  # audit: an inline approver decided ("terminal" says so)
+            answer = replace(answer, channel="approver")
     except Exception as exc:  # an approver that fails never approves
         from invokit.approvals import ApprovalDecision
 
