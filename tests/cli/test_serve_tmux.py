@@ -105,7 +105,7 @@ def test_banner_live_log_and_an_approval_at_the_keyboard(pane: tuple[Pane, Path]
                 await anyio.to_thread.run_sync(terminal.wait_for, PROMPT)
                 screen = terminal.text()
                 assert '"content": "approved by a person"' in screen
-                terminal.keys("y", "Enter")
+                terminal.keys("y")  # a single key answers: no Enter needed
             return answer[0]
 
     assert anyio.run(client) == "ok"
@@ -149,8 +149,12 @@ def test_three_questions_stay_pinned_while_reads_stream_past(pane: tuple[Pane, P
             assert approval_id in last and path in last and "y/s/a/n:" in last, last
             seen.add(approval_id)
             answered.append((approval_id, path))
-            terminal.keys("-l", wanted[path])
-            terminal.keys("Enter")
+            key, _, reason = wanted[path].partition(" ")
+            terminal.keys("-l", key)  # a single key answers
+            if reason:
+                terminal.wait_for(rf"Reason for denying {approval_id}")
+                terminal.keys("-l", reason)
+                terminal.keys("Enter")
 
     async def client() -> None:
         async with http_session(url, Asker()) as session, anyio.create_task_group() as group:

@@ -16,7 +16,7 @@ from invokit.approvals import ApprovalRequest, SqliteApprovalStore
 from invokit.builtin import filesystem
 from invokit.cli._diff import change_diff
 from invokit.cli._livelog import LiveLog, printable
-from invokit.cli._terminal import Board, LineReader, TerminalApprover, request_panel
+from invokit.cli._terminal import Board, KeyReader, LineReader, TerminalApprover, request_panel
 from invokit.execution import Completed, Failed
 
 pytestmark = pytest.mark.anyio
@@ -377,3 +377,51 @@ def test_console_markup_in_a_request_is_shown_as_written() -> None:
     screen = out.getvalue()
     assert screen.count("[conceal]rm -rf ~[/conceal]") == 2  # the reason and the arguments
     assert "\x1b[8m" not in screen  # the conceal style never reaches the terminal
+
+
+async def test_single_keys_on_a_real_terminal(tmp_path: Path) -> None:
+    """On a terminal (a pty) one key answers, with no Enter; Enter and spaces are not
+    answers; after "n" the reason is typed and edited (backspace) and ends with Enter. The
+    terminal's line mode comes back on restore."""
+    import termios
+
+    main, side = os.openpty()
+    before = termios.tcgetattr(side)
+    reader = KeyReader(fd=side)
+    console, out = _console()
+    executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
+
+    async def ask(name: str) -> object:
+        call = ToolCall(id=name, name="touch", arguments={"path": str(tmp_path / name)})
+        return await executor.execute(call)
+
+    results: dict[str, object] = {}
+
+    async def run(name: str) -> None:
+        results[name] = await ask(name)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "yes")
+            while out.getvalue().count("y/a/n:") < 1:  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            assert termios.tcgetattr(side)[3] & termios.ICANON == 0  # cbreak while asking
+            os.write(main, b" \r")
+            await anyio.sleep(0.2)
+            assert "yes" not in results  # blanks are not answers
+            os.write(main, b"y")
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "no")
+            while out.getvalue().count("y/a/n:") < 2:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            os.write(main, b"n")
+            while "Reason for denying" not in out.getvalue():  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            os.write(main, "not tha\x7ft — no\r".encode())
+    assert isinstance(results["yes"], Completed) and (tmp_path / "yes").exists()
+    denied = results["no"]
+    assert isinstance(denied, Failed) and "not tht — no" in denied.result.text
+    assert not (tmp_path / "no").exists()
+    reader.restore()
+    assert termios.tcgetattr(side) == before
+    os.close(main)

@@ -151,7 +151,7 @@ class _Server:
 
     async def run(self) -> None:
         from invokit._state import state_dir
-        from invokit.cli._terminal import Board, TerminalApprover
+        from invokit.cli._terminal import Board, KeyReader, TerminalApprover
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
@@ -159,13 +159,20 @@ class _Server:
             # The live log and the approver share the bottom of the terminal: an open
             # question is pinned under the log lines.
             board = Board(self.console)
-            approver = (
-                TerminalApprover(
-                    self.console, by="terminal", board=board, root=self.setup.config.root
+            approver = None
+            if self.asking:
+                reader = None
+                if sys.stdin.isatty():
+                    # Single-key answers; the terminal's mode is restored on the way out.
+                    reader = KeyReader()
+                    stack.callback(reader.restore)
+                approver = TerminalApprover(
+                    self.console,
+                    by="terminal",
+                    board=board,
+                    root=self.setup.config.root,
+                    reader=reader,
                 )
-                if self.asking
-                else None
-            )
             executor = build_executor(
                 self.setup,
                 registry=registry,

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -80,6 +80,90 @@ class LineReader:
             if not_before is None or finished >= not_before:
                 return line.rstrip("\r\n")
             # Typed before the question was on screen: not an answer to it.
+
+
+class KeyReader(LineReader):
+    """Single keys from a terminal: ``y`` answers at once, no Enter needed.
+
+    The terminal is put in cbreak mode (keys arrive one by one, not echoed; Ctrl-C still
+    interrupts) from the first read until :meth:`restore`, which also runs at exit. Enter,
+    spaces and other blanks are not answers and are skipped. :meth:`read_line` reads a
+    typed line (a denial's reason), echoing it.
+
+    Args:
+        fd: the terminal's file descriptor (default: stdin).
+    """
+
+    single_key = True
+
+    def __init__(self, fd: int | None = None) -> None:
+        self._fd = sys.stdin.fileno() if fd is None else fd
+        self._saved: list[Any] | None = None
+        super().__init__(self._key)
+
+    def _key(self) -> str:
+        """One character (its UTF-8 bytes read one at a time); ``""`` at end of input."""
+        import codecs
+        import os
+
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        while True:
+            data = os.read(self._fd, 1)
+            if not data:
+                return ""
+            char = decoder.decode(data)
+            if char:
+                return char
+
+    def _cbreak(self) -> None:
+        if self._saved is not None:
+            return
+        import atexit
+        import termios
+        import tty
+
+        self._saved = termios.tcgetattr(self._fd)
+        tty.setcbreak(self._fd, termios.TCSANOW)
+        atexit.register(self.restore)
+
+    def restore(self) -> None:
+        """Give the terminal back as it was (line mode, echo)."""
+        if self._saved is None:
+            return
+        import termios
+
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
+        self._saved = None
+
+    async def read(self, not_before: float | None = None) -> str | None:
+        """The next key pressed at or after ``not_before`` that is not a blank."""
+        self._cbreak()
+        while True:
+            key = await super().read(not_before)
+            if key is None or key.strip():
+                return key
+
+    async def read_line(self, console: Console) -> str | None:
+        """A line typed now (no typeahead dropped), echoed as it is typed; Enter ends it."""
+        self._cbreak()
+        typed: list[str] = []
+        while True:
+            key = await LineReader.read(self)
+            if key is None:
+                return None
+            if key == "":  # Enter (the reader strips line ends)
+                console.file.write("\n")
+                console.file.flush()
+                return "".join(typed)
+            if key in "\x7f\x08":
+                if typed:
+                    typed.pop()
+                    console.file.write("\b \b")
+            elif key.isprintable():
+                typed.append(key)
+                console.file.write(key)
+            console.file.flush()
 
 
 class Board:
@@ -165,7 +249,7 @@ def request_panel(
         parts += [Text("change", style="dim"), diff]
     if keys is not None:
         answer = Text("answer    ", style="dim")
-        answer.append(f"{keys}  (n REASON tells the model why), then Enter", style="bold")
+        answer.append(keys, style="bold")
         parts.append(answer)
     title = Text("approval needed ", style="bold yellow")
     title.append(printable(request.id), style="yellow")
@@ -234,7 +318,14 @@ class TerminalApprover:
         keys = ["y once"] + (["s session"] if session else []) + ["a always", "n deny"]
         choices = " · ".join(keys)
         letters = "/".join(k[0] for k in keys)
-        self.console.print(request_panel(request, root=self.root, diff=diff, keys=choices))
+        how = (
+            "press a key (after n, type a reason for the model, then Enter)"
+            if isinstance(self.reader, KeyReader)
+            else "then Enter (n REASON tells the model why)"
+        )
+        self.console.print(
+            request_panel(request, root=self.root, diff=diff, keys=f"{choices}  {how}")
+        )
         try:
             while True:
                 answer = await self._ask(lambda: self._prompt(request, letters))
@@ -255,14 +346,7 @@ class TerminalApprover:
                 if word in ("n", "no", "d", "deny"):
                     reason = rest.strip()
                     if not reason:
-                        typed = await self._ask(
-                            lambda: Text(
-                                f"Reason for denying {request.id} (Enter for none; the model "
-                                "reads it): ",
-                                style="bold",
-                            )
-                        )
-                        reason = (typed or "").strip()
+                        reason = (await self._reason(request) or "").strip()
                     return self._said(
                         ApprovalDecision.deny(reason or "denied at the terminal", by=self.by),
                         request,
@@ -290,6 +374,17 @@ class TerminalApprover:
         self.board.unpin()
         self.console.print(Text(f"→ {word}: {request.id} {_one_line(request.tool)}", style="dim"))
         return replace(decision, channel="terminal")
+
+    async def _reason(self, request: ApprovalRequest) -> str | None:
+        prompt = Text(
+            f"Reason for denying {request.id} (Enter for none; the model reads it): ",
+            style="bold",
+        )
+        if isinstance(self.reader, KeyReader):
+            # Typed right after "n": nothing here is typeahead for another question.
+            self.board.pin(lambda: prompt)
+            return await self.reader.read_line(self.console)
+        return await self._ask(lambda: prompt)
 
     async def _ask(self, question: Callable[[], Text]) -> str | None:
         _drop_typeahead()

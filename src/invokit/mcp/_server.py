@@ -127,15 +127,12 @@ class ToolServer:
         if meta and meta.get("progress_token") is not None:
             reporter = _ProgressReporter(ctx)
         try:
+            if reporter is None:
+                return await self._run(ctx, call, None)
             async with anyio.create_task_group() as group:
-                if reporter is not None:
-                    group.start_soon(self._heartbeats, call, reporter)
+                group.start_soon(self._heartbeats, call, reporter)
                 try:
-                    outcome = await self.executor.execute(call, on_progress=reporter)
-                    if isinstance(outcome, Interrupted):
-                        answer = await self._interrupted(ctx, outcome, reporter)
-                    else:
-                        answer = self._answer(outcome.result)
+                    answer = await self._run(ctx, call, reporter)
                 finally:
                     group.cancel_scope.cancel()
             return answer
@@ -145,6 +142,14 @@ class ToolServer:
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self._withdraw(call)
             raise
+
+    async def _run(
+        self, ctx: Context, call: ToolCall, reporter: _ProgressReporter | None
+    ) -> dict[str, Any]:
+        outcome = await self.executor.execute(call, on_progress=reporter)
+        if isinstance(outcome, Interrupted):
+            return await self._interrupted(ctx, outcome, reporter)
+        return self._answer(outcome.result)
 
     async def _pending_for(self, call: ToolCall) -> list[ApprovalRequest]:
         return [
