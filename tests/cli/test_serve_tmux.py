@@ -231,3 +231,37 @@ def test_ctrl_c_while_asking_withdraws_the_question(
     assert withdrawn["data"]["verdict"] == "withdrawn"
     assert withdrawn["data"]["channel"] == "executor"
     assert withdrawn["data"]["root"] == str(root)
+
+
+def test_a_client_that_disconnects_withdraws_its_question(
+    pane: tuple[Pane, Path], tmp_path: Path
+) -> None:
+    """A client asks for a write and disconnects while the question is open: the question
+    is withdrawn on screen, the person's "y" afterwards runs nothing, and the audit log says
+    the request was withdrawn. The server goes on serving."""
+    terminal, root = pane
+    url = terminal.wait_for(r"http://127\.0\.0\.1:\d+/mcp\?token=[A-Za-z0-9_-]+").group(0)
+
+    async def leave_mid_question() -> None:
+        async with http_session(url, Asker()) as session, anyio.create_task_group() as group:
+            group.start_soon(session.call_tool, "fs.write", {"path": "gone.txt", "content": "x"})
+            await anyio.to_thread.run_sync(terminal.wait_for, PROMPT)
+            group.cancel_scope.cancel()  # the client gives up and closes its session
+
+    anyio.run(leave_mid_question)
+    terminal.wait_for(r"withdrawn: the caller went away")
+    terminal.keys("y")
+    time.sleep(1.0)
+    assert not (root / "gone.txt").exists()
+    assert "→ approved" not in terminal.text()
+
+    async def still_serving() -> str:
+        async with http_session(url, Asker()) as session:
+            result = await session.call_tool("fs.read", {"path": "README.md"})
+            return text_of(result)
+
+    assert "Served" in anyio.run(still_serving)
+    records = [json.loads(x) for x in (tmp_path / "state" / "audit.jsonl").read_text().splitlines()]
+    (withdrawn,) = [r for r in records if r["type"] == "approval_resolved"]
+    assert withdrawn["data"]["verdict"] == "withdrawn"
+    assert withdrawn["data"]["by"] == "executor"

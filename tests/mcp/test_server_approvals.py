@@ -265,3 +265,28 @@ def test_pending_message_quotes_a_reason_inert() -> None:
     for reach in ("cli", "host", "none"):
         text = pending_message(request, reach)
         assert "\x1b" not in text and "\n" not in text
+
+
+async def test_an_elicitation_answer_is_audited_as_elicitation(tmp_path: Path) -> None:
+    """A person who approves in the client's form is recorded with channel `elicitation`;
+    one who declines, likewise, with their reason."""
+    executor, root, state = _executor(tmp_path)
+
+    async def person(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        approve = '"path": "yes.txt"' in params.message
+        return types.ElicitResult(
+            action="accept", content={"approve": approve, "reason": "not that one"}
+        )
+
+    async with connected(executor, elicitation=person) as session:
+        ok = await session.call_tool("fs.write", {"path": "yes.txt", "content": "1"})
+        no = await session.call_tool("fs.write", {"path": "no.txt", "content": "1"})
+    assert not ok.is_error and no.is_error
+    assert (root / "yes.txt").exists() and not (root / "no.txt").exists()
+    await executor.aclose()
+    verdicts = {r["data"]["verdict"]: r["data"] for r in _resolved(state)}
+    assert set(verdicts) == {"approve", "deny"}
+    assert all(d["channel"] == "elicitation" for d in verdicts.values())
+    assert verdicts["deny"]["reason"] == "not that one"

@@ -119,7 +119,8 @@ def register(app: typer.Typer) -> None:
                 as_json=as_json,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
-            # flight are cancelled; pending approvals stay valid in the store.
+            # flight are cancelled, and the questions they were waiting on are withdrawn (their
+            # clients are told the calls failed); approvals nobody is waiting on stay pending.
             with contextlib.suppress(KeyboardInterrupt):
                 anyio.run(server.run)
             server.console.print(Text("Stopped.", style="bold"))

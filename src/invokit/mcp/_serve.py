@@ -30,8 +30,9 @@ async def serve(
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
-    Cancelling it (Ctrl-C in a CLI) shuts down cleanly: calls in flight are cancelled and
-    pending approvals stay valid in the executor's store.
+    Cancelling it (Ctrl-C in a CLI) shuts down cleanly: calls in flight are cancelled, the
+    approvals they were waiting on are withdrawn, and other pending approvals stay valid in the
+    executor's store.
 
     Args:
         registry: the tools to list.

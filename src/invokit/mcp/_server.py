@@ -4,7 +4,11 @@ Built on the SDK's low-level ``Server``: ``tools/list`` comes from the registry 
 and rebuilt only when the registry changes, with ``notifications/tools/list_changed`` sent to
 every connected client); ``tools/call`` runs ``executor.execute`` and answers with the result,
 errors included as ``isError`` results. Approvals are asked through elicitation when the client
-can; otherwise the call answers with an error that names the approval id and how to approve it.
+can; otherwise the call answers with an error that names the approval id and only what can work
+to approve it (which depends on the approval store). An approval is tied to its live caller: a
+call cancelled while it waits for a person (``notifications/cancelled``, a timeout, a closed
+connection, the server stopping) withdraws its pending requests, and while a person decides a
+client that sent a progress token receives heartbeat progress notifications.
 """
 
 from __future__ import annotations
