@@ -303,8 +303,8 @@ class TerminalApprover:
             self.board.unpin()
             self.board.log(
                 Text(
-                    f"withdrawn: the caller went away; {printable(request.id)} "
-                    f"({_one_line(request.tool)}) will not run from this question",
+                    f"withdrawn: the caller went away (or the question expired); "
+                    f"{printable(request.id)} ({_one_line(request.tool)}) will not run from it",
                     style="yellow",
                 )
             )

@@ -18,7 +18,12 @@ from invokit.permissions._requests import McpInvoke
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest
 
-_CHANNEL_OF_BY = {"terminal": "terminal", "elicitation": "elicitation", "executor": "executor"}
+_CHANNEL_OF_BY = {
+    "terminal": "terminal",
+    "elicitation": "elicitation",
+    "approver": "approver",
+    "executor": "executor",
+}
 
 
 @cache
@@ -36,10 +41,12 @@ def channel_of(answer: ApprovalDecision, default: str = "api") -> str:
 
 
 def verdict_of(answer: ApprovalDecision) -> str:
-    """``approve``, ``deny``, or ``withdrawn`` (refused by the executor: the caller went away)."""
+    """``approve``, ``deny`` (a person or a decider said no), or ``withdrawn``: the executor
+    took the question back (the caller went away, nobody answered in time, the approver
+    failed); the reason says which."""
     if answer.approved:
         return "approve"
-    return "withdrawn" if answer.channel == "executor" else "deny"
+    return "withdrawn" if channel_of(answer) == "executor" else "deny"
 
 
 def resolved_data(
