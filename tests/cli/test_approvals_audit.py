@@ -68,3 +68,16 @@ def test_an_unknown_id_logs_nothing(cli: Cli, state: Path) -> None:
     code, _, _ = cli("approvals", "deny", "apr_nope")
     assert code == 1
     assert _resolved(state) == []
+
+
+def test_audit_shows_model_text_inert(cli: Cli, state: Path) -> None:
+    """A model's escape sequences, C1 controls and bidi overrides in a call's arguments reach
+    neither `invokit audit` nor `invokit audit --json` as raw characters."""
+    nasty = "a\x1b]0;owned\x07\x9b2J\u202eb"
+    code, _, _ = cli("call", "fs.write", "path=n.txt", f"content={nasty}", "--json")
+    assert code == 3
+    for args in (("audit",), ("audit", "--json")):
+        code, out, _ = cli(*args)
+        assert code == 0
+        assert not any(ch in out for ch in "\x1b\x07\x9b\u202e"), (args, out)
+        assert "n.txt" in out

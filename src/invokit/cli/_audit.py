@@ -95,7 +95,8 @@ def register(app: typer.Typer) -> None:
 
         def line(record: dict[str, Any]) -> str | Text | None:
             if as_json:
-                return json.dumps(record, sort_keys=True, ensure_ascii=False)
+                # ASCII JSON: no control, C1 or bidi character a model wrote reaches the terminal.
+                return json.dumps(record, sort_keys=True, ensure_ascii=True)
             return narrator.line(record)
 
         records: list[dict[str, Any]] = []
