@@ -15,8 +15,9 @@ from invokit import Executor, Policy, ToolCall, tool
 from invokit.approvals import ApprovalRequest, SqliteApprovalStore
 from invokit.builtin import filesystem
 from invokit.cli._diff import change_diff
+from invokit.cli._keyboard import KeyReader, LineReader
 from invokit.cli._livelog import LiveLog, printable
-from invokit.cli._terminal import Board, KeyReader, LineReader, TerminalApprover, request_panel
+from invokit.cli._terminal import Board, TerminalApprover, request_panel
 from invokit.execution import Completed, Failed
 
 pytestmark = pytest.mark.anyio

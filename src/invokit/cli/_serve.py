@@ -152,7 +152,8 @@ class _Server:
 
     async def run(self) -> None:
         from invokit._state import state_dir
-        from invokit.cli._terminal import Board, KeyReader, TerminalApprover
+        from invokit.cli._keyboard import KeyReader
+        from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
