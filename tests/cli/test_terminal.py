@@ -11,10 +11,13 @@ import anyio
 import pytest
 from rich.console import Console
 
-from invokit import Executor, ToolCall, tool
-from invokit.approvals import SqliteApprovalStore
-from invokit.cli._livelog import printable
-from invokit.cli._terminal import LineReader, TerminalApprover, request_panel
+from invokit import Executor, Policy, ToolCall, tool
+from invokit.approvals import ApprovalRequest, SqliteApprovalStore
+from invokit.builtin import filesystem
+from invokit.cli._diff import change_diff
+from invokit.cli._keyboard import KeyReader, LineReader
+from invokit.cli._livelog import LiveLog, printable
+from invokit.cli._terminal import Board, TerminalApprover, request_panel
 from invokit.execution import Completed, Failed
 
 pytestmark = pytest.mark.anyio
@@ -64,13 +67,14 @@ async def test_the_loop_keeps_running_while_a_question_waits(tmp_path: Path) -> 
 
     async with anyio.create_task_group() as group:
         group.start_soon(run)
-        while "Approve touch?" not in out.getvalue():
-            ticks += 1
-            await anyio.sleep(0.01)
+        with anyio.fail_after(10):
+            while "y/a/n:" not in out.getvalue():
+                ticks += 1
+                await anyio.sleep(0.01)
         for _ in range(5):
             ticks += 1
             await anyio.sleep(0.01)
-        reader.type("o\n")
+        reader.type("y\n")
     reader.close()
     assert ticks >= 5
     assert isinstance(result[0], Completed)
@@ -78,7 +82,8 @@ async def test_the_loop_keeps_running_while_a_question_waits(tmp_path: Path) -> 
 
 
 async def test_concurrent_questions_are_asked_one_at_a_time(tmp_path: Path) -> None:
-    """Two calls asking at once queue: the second question appears after the first answer."""
+    """Two calls asking at once queue: the first question says one more waits, the second
+    appears after the first answer, and each answer applies to the call its question names."""
     reader = PipeReader()
     console, out = _console()
     executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
@@ -88,28 +93,122 @@ async def test_concurrent_questions_are_asked_one_at_a_time(tmp_path: Path) -> N
         call = ToolCall(id=name, name="touch", arguments={"path": str(tmp_path / name)})
         outcomes[name] = await executor.execute(call)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, "a")
-        group.start_soon(run, "b")
-        while out.getvalue().count("Approve touch?") < 1:  # noqa: ASYNC110
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.1)
-        assert out.getvalue().count("Approve touch?") == 1
-        reader.type("o\n")
-        while out.getvalue().count("Approve touch?") < 2:  # noqa: ASYNC110
-            await anyio.sleep(0.01)
-        reader.type("d\nnot this one\n")
+    def prompts() -> list[str]:
+        return [line for line in out.getvalue().splitlines() if line.startswith("? ")]
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "a")
+            group.start_soon(run, "b")
+            while not prompts():  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.1)
+            first = prompts()
+            assert len(first) == 1 and "(1 more waiting)" in first[0]
+            first_id = first[0].split()[1]
+            asked = await executor.approvals.get(first_id)
+            first_path = Path(asked.request.arguments["path"]).name
+            reader.type("y\n")
+            while len(prompts()) < 2:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            second = prompts()[-1]
+            assert "more waiting" not in second and second.split()[1] != first[0].split()[1]
+            reader.type("n not this one\n")
     reader.close()
-    kinds = sorted(type(o).__name__ for o in outcomes.values())
-    assert kinds == ["Completed", "Failed"]
-    denied = next(o for o in outcomes.values() if isinstance(o, Failed))
-    assert "not this one" in denied.result.text
+    second_path = "b" if first_path == "a" else "a"
+    assert isinstance(outcomes[first_path], Completed)
+    denied = outcomes[second_path]
+    assert isinstance(denied, Failed) and "not this one" in denied.result.text
+    assert (tmp_path / first_path).exists() and not (tmp_path / second_path).exists()
 
 
-async def test_a_cancelled_question_leaves_the_request_pending(tmp_path: Path) -> None:
-    """Cancelling the wait (Ctrl-C) approves and denies nothing: the request stays pending.
-    A line typed for the withdrawn question, or typed ahead, never answers the next one: only
-    a line typed after the next question appears does."""
+async def test_the_open_question_is_pinned_under_log_lines(tmp_path: Path) -> None:
+    """While a question waits, every live-log line is followed by the question again: the
+    last line on screen is always the open question."""
+    reader = PipeReader()
+    console, out = _console()
+    board = Board(console)
+
+    @tool(read_only=True)
+    def peek() -> str:
+        """A read that streams past while the question waits."""
+        return "seen"
+
+    executor = Executor(
+        [touch, peek],
+        approver=TerminalApprover(console, reader=reader, board=board),
+        events=[LiveLog(console, board)],
+        policy=Policy(allow=["peek"], ask=["touch"]),
+    )
+    done: list[object] = []
+
+    async def write() -> None:
+        done.append(
+            await executor.execute(
+                ToolCall(id="w", name="touch", arguments={"path": str(tmp_path / "w")})
+            )
+        )
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(write)
+            while "y/a/n:" not in out.getvalue():  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            for i in range(5):
+                await executor.execute(ToolCall(id=f"r{i}", name="peek", arguments={}))
+            lines = [line for line in out.getvalue().splitlines() if line.strip()]
+            assert lines[-1].startswith("? ") and "touch" in lines[-1]
+            assert sum("done    peek" in line for line in lines) == 5
+            # every log line after the first question is followed by the question again
+            start = next(i for i, line in enumerate(lines) if line.startswith("? "))
+            for before, after in zip(lines[start:], lines[start + 1 :], strict=False):
+                if "done    peek" in before:
+                    assert after.startswith("? ")
+            reader.type("y\n")
+    reader.close()
+    assert isinstance(done[0], Completed)
+    tail = out.getvalue().splitlines()[-3:]
+    assert not any(line.startswith("? ") for line in tail[-1:])
+
+
+async def test_always_shows_its_scope_and_records_a_standing_rule(tmp_path: Path) -> None:
+    """The question says what "always" would allow, in which project; answering "a" records
+    exactly that rule, and the same call later runs without asking."""
+    reader = PipeReader()
+    console, out = _console()
+    store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
+    (tmp_path / "work").mkdir()
+    executor = Executor(
+        filesystem(tmp_path / "work"),
+        approvals=store,
+        policy=Policy(ask=["fs.write"], root=tmp_path / "work"),
+        approver=TerminalApprover(console, reader=reader, root=tmp_path / "work"),
+    )
+    call = ToolCall(id="c1", name="fs.write", arguments={"path": "a.txt", "content": "1"})
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(executor.execute, call)
+            while "y/a/n:" not in out.getvalue():  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            shown = " ".join(out.getvalue().split())
+            assert "always this rule in this project" in shown
+            assert "fs.write(write:a.txt)" in shown
+            reader.type("a\n")
+    assert (tmp_path / "work" / "a.txt").read_text() == "1"
+    again = ToolCall(id="c2", name="fs.write", arguments={"path": "a.txt", "content": "1"})
+    asked = out.getvalue().count("y/a/n:")
+    assert isinstance(await executor.execute(again), Completed)
+    assert out.getvalue().count("y/a/n:") == asked
+    reader.close()
+    await executor.aclose()
+
+
+async def test_a_cancelled_question_is_withdrawn_and_typeahead_never_answers(
+    tmp_path: Path,
+) -> None:
+    """Cancelling the wait (the caller went away) withdraws the question and approves
+    nothing. A line typed for the withdrawn question, or typed ahead, never answers the next
+    one: only a line typed after the next question appears does."""
     reader = PipeReader()
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
@@ -118,11 +217,9 @@ async def test_a_cancelled_question_leaves_the_request_pending(tmp_path: Path) -
         await executor.execute(
             ToolCall(id="c1", name="touch", arguments={"path": str(tmp_path / "x")})
         )
-    (pending,) = await store.list_pending()
-    assert pending.tool == "touch"
-    assert "stays pending" in out.getvalue()
+    assert "withdrawn: the caller went away" in out.getvalue()
     assert not (tmp_path / "x").exists()
-    reader.type("o\n")  # meant for the withdrawn question
+    reader.type("y\n")  # meant for the withdrawn question
     await anyio.sleep(0.05)
     outcome: list[object] = []
 
@@ -136,14 +233,15 @@ async def test_a_cancelled_question_leaves_the_request_pending(tmp_path: Path) -
     async with anyio.create_task_group() as group:
         group.start_soon(second)
         with anyio.fail_after(5):
-            while out.getvalue().count("Approve touch?") < 2:  # noqa: ASYNC110 - polls the output
+            while out.getvalue().count("y/a/n:") < 2:  # noqa: ASYNC110 - polls the output
                 await anyio.sleep(0.01)
         await anyio.sleep(0.2)
         assert not outcome, "a line typed before the question answered it"
         assert not (tmp_path / "y").exists()
-        reader.type("o\n")
+        reader.type("y\n")
     assert isinstance(outcome[0], Completed)
     assert (tmp_path / "y").read_text() == "ran"
+    assert not (tmp_path / "x").exists()
     reader.close()
     await executor.aclose()
 
@@ -200,7 +298,131 @@ def test_newlines_from_a_model_cannot_draw_rows_in_the_panel() -> None:
     out = StringIO()
     Console(file=out, width=200, force_terminal=False).print(request_panel(request))
     rows = out.getvalue().splitlines()
-    assert sum("apr_fake" in row for row in rows) == 2  # the touches row and the JSON, escaped
+    # the touches row, the "always" rule and the JSON, each escaped on one row
+    assert sum("apr_fake" in row for row in rows) == 3
     assert not any(row.strip("│ ").startswith("id        apr_fake") for row in rows)
     assert not any(row.strip("│ ").startswith("id        apr_other") for row in rows)
     assert len(rows) < 40
+
+
+def _fs_request(tool_name: str, arguments: dict[str, object]) -> ApprovalRequest:
+    from invokit.permissions import FileWrite
+
+    registry = filesystem(".")
+    found = registry.get(tool_name)
+    assert found is not None
+    return ApprovalRequest.create(
+        call=ToolCall(id="c", name=tool_name, arguments=arguments),
+        spec=found.spec,
+        arguments=arguments,
+        requests=[FileWrite(path=str(arguments["path"]))],
+    )
+
+
+def test_an_edit_and_an_overwrite_show_a_bounded_inert_diff(tmp_path: Path) -> None:
+    """The question for fs.edit or an fs.write that overwrites shows the diff against the file
+    on disk, with escapes from the model shown inert; a new file, a file outside the root or
+    a huge one shows none."""
+    (tmp_path / "notes.txt").write_text("first line\nsecond line\n")
+    edit = _fs_request(
+        "fs.edit",
+        {"path": "notes.txt", "old_text": "second line", "new_text": "new \x1b[2Jline"},
+    )
+    diff = change_diff(edit, tmp_path)
+    assert diff is not None
+    out = StringIO()
+    Console(file=out, width=200, force_terminal=True).print(request_panel(edit, diff=diff))
+    screen = out.getvalue()
+    assert "\x1b[2J" not in screen
+    plain = diff.plain
+    assert "-second line" in plain and "+new \\x1b[2Jline" in plain and " first line" in plain
+    overwrite = _fs_request("fs.write", {"path": "notes.txt", "content": "replaced\n"})
+    shown = change_diff(overwrite, tmp_path)
+    assert shown is not None and "+replaced" in shown.plain and "-first line" in shown.plain
+    assert (
+        change_diff(_fs_request("fs.write", {"path": "new.txt", "content": "x"}), tmp_path) is None
+    )
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (tmp_path / "root").mkdir()
+    escape = _fs_request("fs.write", {"path": "../outside.txt", "content": "x"})
+    assert change_diff(escape, tmp_path / "root") is None
+    (tmp_path / "root" / "link.txt").symlink_to(outside)
+    linked = _fs_request("fs.write", {"path": "link.txt", "content": "x"})
+    assert change_diff(linked, tmp_path / "root") is None
+    (tmp_path / "big.txt").write_text("x\n" * 200_000)
+    big = _fs_request("fs.write", {"path": "big.txt", "content": "y"})
+    assert change_diff(big, tmp_path) is None
+    many = _fs_request(
+        "fs.write", {"path": "notes.txt", "content": "".join(f"{i}\n" for i in range(500))}
+    )
+    long = change_diff(many, tmp_path)
+    assert long is not None and "more diff lines not shown" in long.plain
+    assert len(long.plain.splitlines()) <= 61
+
+
+def test_console_markup_in_a_request_is_shown_as_written() -> None:
+    """A tool argument or reason holding console markup ([conceal], [link]) is printed
+    literally in the question: nothing is hidden from the person."""
+    from invokit.permissions import Decision
+
+    hidden = "[conceal]rm -rf ~[/conceal]"
+    request = ApprovalRequest.create(
+        call=ToolCall(id="c", name="touch", arguments={"path": hidden}),
+        spec=touch.spec,
+        arguments={"path": hidden},
+        decision=Decision.ask(f"because {hidden}"),
+    )
+    out = StringIO()
+    Console(file=out, width=200, force_terminal=True).print(request_panel(request))
+    screen = out.getvalue()
+    assert screen.count("[conceal]rm -rf ~[/conceal]") == 2  # the reason and the arguments
+    assert "\x1b[8m" not in screen  # the conceal style never reaches the terminal
+
+
+async def test_single_keys_on_a_real_terminal(tmp_path: Path) -> None:
+    """On a terminal (a pty) one key answers, with no Enter; Enter and spaces are not
+    answers; after "n" the reason is typed and edited (backspace) and ends with Enter. The
+    terminal's line mode comes back on restore."""
+    import termios
+
+    main, side = os.openpty()
+    before = termios.tcgetattr(side)
+    reader = KeyReader(fd=side)
+    console, out = _console()
+    executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
+
+    async def ask(name: str) -> object:
+        call = ToolCall(id=name, name="touch", arguments={"path": str(tmp_path / name)})
+        return await executor.execute(call)
+
+    results: dict[str, object] = {}
+
+    async def run(name: str) -> None:
+        results[name] = await ask(name)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "yes")
+            while out.getvalue().count("y/a/n:") < 1:  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            assert termios.tcgetattr(side)[3] & termios.ICANON == 0  # cbreak while asking
+            os.write(main, b" \r")
+            await anyio.sleep(0.2)
+            assert "yes" not in results  # blanks are not answers
+            os.write(main, b"y")
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "no")
+            while out.getvalue().count("y/a/n:") < 2:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            os.write(main, b"n")
+            while "Reason for denying" not in out.getvalue():  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+            os.write(main, "not tha\x7ft — no\r".encode())
+    assert isinstance(results["yes"], Completed) and (tmp_path / "yes").exists()
+    denied = results["no"]
+    assert isinstance(denied, Failed) and "not tht — no" in denied.result.text
+    assert not (tmp_path / "no").exists()
+    reader.restore()
+    assert termios.tcgetattr(side) == before
+    os.close(main)

@@ -5,6 +5,7 @@ import contextlib
 from invokit.approvals._memory import MemoryApprovalStore
 from invokit.approvals._models import (
     DEFAULT_TTL,
+    ApprovalChannel,
     ApprovalDecision,
     ApprovalRecord,
     ApprovalRequest,
@@ -17,6 +18,7 @@ from invokit.approvals._store import ApprovalStore
 
 __all__ = [
     "DEFAULT_TTL",
+    "ApprovalChannel",
     "ApprovalDecision",
     "ApprovalRecord",
     "ApprovalRequest",

@@ -21,6 +21,12 @@ from invokit.permissions import (
 
 ApprovalScope: TypeAlias = Literal["once", "session", "always"]
 ApprovalStatus: TypeAlias = Literal["pending", "approved", "denied", "consumed", "expired"]
+ApprovalChannel: TypeAlias = Literal[
+    "terminal", "elicitation", "cli", "api", "approver", "executor"
+]
+"""Where a decision was made: the ``serve`` terminal, the MCP client's elicitation form,
+``invokit approvals approve|deny``, ``Executor.resume``, an inline ``approver``, or the
+executor itself (a withdrawal: the caller went away)."""
 
 DEFAULT_TTL = 3600.0
 """Seconds an approval stays usable: an hour."""
@@ -164,6 +170,9 @@ class ApprovalDecision:
     """Edited arguments to run instead; re-validated and re-checked by the executor."""
     by: str | None = None
     """Who decided (a user name, ``cli``, ``elicitation``)."""
+    channel: ApprovalChannel | None = None
+    """Where the decision was made; ``None`` when the decider did not say (the audit log then
+    records the channel the executor received it through)."""
     credentials: dict[str, Any] | None = field(default=None, repr=False)
     """Secrets the host supplies for the run; never shown to the model or the audit log."""
 
@@ -174,17 +183,24 @@ class ApprovalDecision:
         *,
         by: str | None = None,
         arguments: dict[str, Any] | None = None,
+        channel: ApprovalChannel | None = None,
     ) -> ApprovalDecision:
-        return cls(approved=True, scope=scope, by=by, arguments=arguments)
+        return cls(approved=True, scope=scope, by=by, arguments=arguments, channel=channel)
 
     @classmethod
-    def deny(cls, reason: str | None = None, *, by: str | None = None) -> ApprovalDecision:
-        return cls(approved=False, reason=reason, by=by)
+    def deny(
+        cls,
+        reason: str | None = None,
+        *,
+        by: str | None = None,
+        channel: ApprovalChannel | None = None,
+    ) -> ApprovalDecision:
+        return cls(approved=False, reason=reason, by=by, channel=channel)
 
     def to_dict(self, *, include_credentials: bool = False) -> dict[str, Any]:
         """The JSON form; credentials only when asked (for a private store, not a log)."""
         data: dict[str, Any] = {"approved": self.approved, "scope": self.scope}
-        for name in ("reason", "arguments", "by"):
+        for name in ("reason", "arguments", "by", "channel"):
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
@@ -200,6 +216,7 @@ class ApprovalDecision:
             reason=data.get("reason"),
             arguments=data.get("arguments"),
             by=data.get("by"),
+            channel=data.get("channel"),
             credentials=data.get("credentials"),
         )
 

@@ -14,7 +14,7 @@ import anyio
 import typer
 from rich.table import Table
 
-from invokit.cli._livelog import compact
+from invokit.cli._livelog import compact, inert
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 
 Scope = Literal["once", "session", "always"]
@@ -56,14 +56,43 @@ async def _resolve(approval_id: str, approve: bool, scope: Scope, reason: str | 
     store = SqliteApprovalStore()
     try:
         if approve:
-            decision = ApprovalDecision.approve(scope, by=_who())
+            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli")
         else:
-            decision = ApprovalDecision.deny(reason, by=_who())
+            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli")
+        # A "no" is final: it also withdraws a "yes" given elsewhere that has not run yet.
         # An "always" rule is recorded by the executor that runs the call, for its project
         # (and, for a remote tool, its server and pinned version): this command knows neither.
-        return await store.resolve(approval_id, decision)
+        if approve:
+            record = await store.resolve(approval_id, decision)
+        else:
+            record = await store.withdraw(approval_id, decision)
+        # In the audit log at once, not only when a retry uses the approval.
+        _audit(record.request, decision)
+        return record
     finally:
         await store.close()
+
+
+def _audit(request: Any, decision: Any) -> None:
+    """Append the decision to the audit log ``serve`` and ``call`` write (the state directory)."""
+    from invokit.execution import JsonlAuditSink
+    from invokit.execution._events import Event
+    from invokit.execution._resolutions import resolved_data
+
+    sink = JsonlAuditSink()
+    try:
+        sink.emit(
+            Event(
+                type="approval_resolved",
+                call_id=request.call.id,
+                tool=request.tool,
+                time=time.time(),
+                session_id=request.session_id,
+                data=resolved_data(request, decision, channel="cli", root=None),
+            )
+        )
+    finally:
+        sink.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -88,16 +117,17 @@ def register(app: typer.Typer) -> None:
             if not rows:
                 console.print("No call is waiting for approval.")
                 return
+            # Tool names, arguments and reasons come from models and servers: shown inert.
             table = Table(box=None, header_style="bold", pad_edge=False)
             table.add_column("id", no_wrap=True)
             for column in ("tool", "arguments", "why", "expires in"):
                 table.add_column(column)
             for row in rows:
                 table.add_row(
-                    row["id"],
-                    row["tool"],
-                    compact(row["arguments"], 80),
-                    row["reason"],
+                    inert(row["id"]),
+                    inert(row["tool"]),
+                    inert(compact(row["arguments"], 80)),
+                    inert(row["reason"] or ""),
                     f"{row['expires_in'] / 60:.0f} min",
                 )
             console.print(table)
@@ -159,6 +189,7 @@ def _done(record: Any, as_json: bool) -> None:
         raise typer.Exit(TOOL_ERROR)
     verb = "approved" if decision.approved else "denied"
     stdout().print(
-        f"{verb} {record.request.id} ({record.request.tool} {compact(record.request.arguments)})",
-        markup=False,
+        inert(
+            f"{verb} {record.request.id} ({record.request.tool} {compact(record.request.arguments)})"
+        )
     )

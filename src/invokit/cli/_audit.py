@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from invokit.cli._livelog import Narrator
+from invokit.cli._livelog import Narrator, inert
 from invokit.cli._output import stdout
 
 
@@ -95,7 +95,8 @@ def register(app: typer.Typer) -> None:
 
         def line(record: dict[str, Any]) -> str | Text | None:
             if as_json:
-                return json.dumps(record, sort_keys=True, ensure_ascii=False)
+                # ASCII JSON: no control, C1 or bidi character a model wrote reaches the terminal.
+                return json.dumps(record, sort_keys=True, ensure_ascii=True)
             return narrator.line(record)
 
         records: list[dict[str, Any]] = []
@@ -107,7 +108,7 @@ def register(app: typer.Typer) -> None:
             _print(console, text)
         if not follow_:
             if not records and not as_json:
-                console.print(f"No events in {path} yet.", markup=False)
+                console.print(inert(f"No events in {path} yet."))
             return
         try:
             for record in follow(path, start_at_end=True):

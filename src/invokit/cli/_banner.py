@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
+from invokit.cli._livelog import printable
 from invokit.cli._runtime import Setup
 from invokit.cli._tools import tools_table
 from invokit.registry import Registry
@@ -68,20 +69,20 @@ def http_banner(
         ),
     ):
         facts.append(f"{label:<11}", style="dim")
-        facts.append(value + "\n")
+        facts.append(printable(value) + "\n")
     facts.rstrip()
     connect = Text()
     connect.append("Connect a client\n", style="bold")
     connect.append("  Claude Code     ", style="dim")
-    connect.append(f"claude mcp add --transport http {name} {url}\n")
+    connect.append(printable(f"claude mcp add --transport http {name} {url}") + "\n")
     connect.append("  JSON config     ", style="dim")
-    connect.append(json.dumps(http_client_config(url, name)) + "\n")
+    connect.append(printable(json.dumps(http_client_config(url, name))) + "\n")
     connect.append("  MCP Inspector   ", style="dim")
     connect.append(f"npx {INSPECTOR}  (Streamable HTTP, URL {url})\n")
     connect.append("  Inspector CLI   ", style="dim")
     connect.append(f"npx {INSPECTOR} --cli {url} --transport http --method tools/list\n")
     connect.append("  Claude Desktop  ", style="dim")
-    connect.append(json.dumps(stdio_client_config(setup.config.root, name)))
+    connect.append(printable(json.dumps(stdio_client_config(setup.config.root, name))))
     return Group(
         Panel(facts, title=f"[bold]invokit serve[/] · {len(registry)} tools", title_align="left"),
         tools_table(registry.specs(), setup.policy),
@@ -96,8 +97,8 @@ def stdio_banner(setup: Setup, registry: Registry) -> Text:
     """A few lines on stderr for stdio: the terminal (stdout) belongs to the protocol."""
     text = Text()
     text.append("invokit serve (stdio)", style="bold")
-    text.append(f"  root {setup.config.root}  ·  {len(registry)} tools  ·  ")
-    text.append(f"policy {policy_summary(setup)}\n")
+    text.append(printable(f"  root {setup.config.root}  ·  {len(registry)} tools  ·  "))
+    text.append(printable(f"policy {policy_summary(setup)}") + "\n")
     text.append(
         "Approvals go through the client (elicitation) or `invokit approvals` in another terminal.",
         style="dim",

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from invokit._calls import ImagePart, ResourceLink, ToolCall, ToolResult
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
+from invokit.cli._livelog import printable
 from invokit.cli._options import (
     AllowShellOption,
     ArgsJsonOption,
@@ -43,12 +44,17 @@ from invokit.execution import ApprovalRequired, Completed, Failed, Interrupted, 
 from invokit.tools import Progress as ToolProgress
 
 
+def _inert(console: Console, text: str) -> str:
+    """Text a tool wrote, for a person: escapes made visible on a terminal, verbatim in a pipe."""
+    return printable(text) if console.is_terminal else text
+
+
 def render_result(console: Console, result: ToolResult) -> None:
     """A result for a person: the error, or the structured value with text fields as blocks."""
     if result.is_error:
         kind = result.error.kind if result.error else "error"
         message = result.error.message if result.error else result.text
-        console.print(Text.assemble((f"{kind}: ", "bold red"), message))
+        console.print(Text.assemble((f"{kind}: ", "bold red"), _inert(console, message)))
         return
     structured = result.structured
     if isinstance(structured, dict):
@@ -58,14 +64,16 @@ def render_result(console: Console, result: ToolResult) -> None:
                 blocks.append((key, value))
             else:
                 shown = value if isinstance(value, str) else dumps(value).replace("\n", " ")
-                console.print(Text.assemble((f"{key}: ", "dim"), shown))
+                console.print(Text.assemble((f"{key}: ", "dim"), _inert(console, shown)))
         for key, value in blocks:
             console.print(Text(f"{key}:", style="dim"))
-            console.print(value, end="" if value.endswith("\n") else "\n", markup=False)
+            console.print(
+                _inert(console, value), end="" if value.endswith("\n") else "\n", markup=False
+            )
     elif structured is not None:
         console.print(Syntax(dumps(structured), "json", theme="ansi_dark", word_wrap=True))
     elif result.text:
-        console.print(result.text, markup=False)
+        console.print(_inert(console, result.text), markup=False)
     for part in result.content:
         if isinstance(part, ImagePart):
             console.print(Text(f"[image {part.mime_type}, {len(part.data)} base64 chars]", "dim"))
@@ -200,7 +208,9 @@ async def _run(
     from invokit.cli._terminal import TerminalApprover
 
     console = stderr()
-    approver = TerminalApprover(console, by="invokit call") if asking else None
+    approver = (
+        TerminalApprover(console, by="invokit call", root=setup.config.root) if asking else None
+    )
     bar = _ProgressBar(console, name)
     call = ToolCall(
         id="cli_" + secrets.token_urlsafe(8), name=name, arguments=arguments, session_id=session

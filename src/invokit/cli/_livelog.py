@@ -10,12 +10,15 @@ import json
 import time
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from invokit.execution import Event
+
+if TYPE_CHECKING:
+    from invokit.cli._terminal import Board
 
 SHOWN_TYPES = frozenset(
     {
@@ -55,6 +58,12 @@ def printable(text: str) -> str:
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
+def inert(text: object, style: str = "") -> Text:
+    """``text`` as rich ``Text``: console markup (``[conceal]``) is not interpreted and control
+    characters are shown escaped. For anything a model, a tool or a server wrote."""
+    return Text(printable(str(text)), style=style)
+
+
 def compact(value: Any, limit: int = 160) -> str:
     """One-line JSON, printable, cut at ``limit`` characters."""
     text = printable(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
@@ -85,18 +94,24 @@ def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
     if kind == "approval_requested":
         line.append("waiting ", style="bold yellow")
         line.append(tool, style="bold")
-        line.append(f" for approval {data.get('id')}")
+        line.append(printable(f" for approval {data.get('id')}"))
         return line
     if kind == "approval_resolved":
         approved = bool(data.get("approved"))
         by = f" by {data['by']}" if data.get("by") else ""
+        via = f" via {data['channel']}" if data.get("channel") else ""
         if approved:
             line.append("approved", style="bold green")
-            line.append(f" {tool} {data.get('id')} ({data.get('scope', 'once')}){by}")
+            line.append(
+                printable(f" {tool} {data.get('id')} ({data.get('scope', 'once')}){by}{via}")
+            )
+        elif data.get("verdict") == "withdrawn":
+            line.append("withdrawn", style="bold red")
+            line.append(printable(f" {tool} {data.get('id')}: {data.get('reason') or ''}"))
         else:
             line.append("refused ", style="bold red")
             line.append(
-                printable(f" {tool} {data.get('id')}{by}: {data.get('reason') or 'no reason'}")
+                printable(f" {tool} {data.get('id')}{by}{via}: {data.get('reason') or 'no reason'}")
             )
         return line
     if kind == "completed":
@@ -121,9 +136,9 @@ def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
         line.append("paused  ", style="bold yellow")
         line.append(tool, style="bold")
         if data.get("kind") == "approval":
-            line.append(f" approve with: invokit approvals approve {data.get('id')}")
+            line.append(printable(f" approve with: invokit approvals approve {data.get('id')}"))
         else:
-            line.append(f" {data.get('kind')} {data.get('id')}")
+            line.append(printable(f" {data.get('kind')} {data.get('id')}"))
         return line
     return None
 
@@ -158,10 +173,15 @@ class Narrator:
 
 
 class LiveLog:
-    """An event sink that prints a line per step to a console as calls happen."""
+    """An event sink that prints a line per step to a console as calls happen.
 
-    def __init__(self, console: Console) -> None:
+    With a ``board`` (shared with the terminal approver) an open question is shown again
+    under every line, so the log never scrolls it away.
+    """
+
+    def __init__(self, console: Console, board: Board | None = None) -> None:
         self.console = console
+        self.board = board
         self._narrator = Narrator()
 
     @property
@@ -170,7 +190,11 @@ class LiveLog:
 
     def emit(self, event: Event) -> None:
         line = self._narrator.line(event.to_dict())
-        if line is not None:
+        if line is None:
+            return
+        if self.board is not None:
+            self.board.log(line)
+        else:
             self.console.print(line)
 
     def flush(self) -> None:

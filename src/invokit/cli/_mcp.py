@@ -14,6 +14,7 @@ import anyio
 import typer
 from rich.table import Table
 
+from invokit.cli._livelog import inert
 from invokit.cli._options import ConfigOption, JsonOption, RootOption, options
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 from invokit.cli._runtime import Setup, make_toolset, prepare
@@ -88,28 +89,38 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json({"servers": servers, "pins": pins})
                 return
+            # Names, tools and problems come from the servers: every line is shown inert
+            # (no console markup, escape sequences and control characters made visible).
             console = stdout()
             if not servers:
-                console.print("No [mcp.servers] in the configuration.", markup=False)
+                console.print(inert("No [mcp.servers] in the configuration."))
             for server in servers:
                 console.print(
-                    f"{server['server']}: {len(server['tools'])} tools ({server['prefix']}.*)",
-                    markup=False,
+                    inert(
+                        f"{server['server']}: {len(server['tools'])} tools ({server['prefix']}.*)"
+                    )
                 )
+                for tool in server["tools"]:
+                    console.print(inert(f"  {tool}"))
                 for changed in server["changed"]:
                     console.print(
-                        f"  hidden, changed since trusted: {changed['name']} "
-                        f"(trust it: invokit mcp trust {server['server']} {changed['tool']})",
-                        markup=False,
+                        inert(
+                            f"  hidden, changed since trusted: {changed['name']} "
+                            f"(trust it: invokit mcp trust {server['server']} {changed['tool']})"
+                        )
                     )
                 for problem in server["problems"]:
-                    console.print(f"  left out: {problem}", markup=False)
+                    console.print(inert(f"  left out: {problem}"))
             if pins:
                 table = Table(box=None, header_style="bold", pad_edge=False)
                 for column in ("server", "tool", "fingerprint"):
                     table.add_column(column, no_wrap=True)
                 for pin in pins:
-                    table.add_row(pin["server"], pin["tool"], pin["fingerprint"][:16] + "…")
+                    table.add_row(
+                        inert(pin["server"]),
+                        inert(pin["tool"]),
+                        inert(pin["fingerprint"][:16] + "…"),
+                    )
                 console.print(table)
 
     @group.command()
@@ -138,7 +149,7 @@ def register(app: typer.Typer) -> None:
                 if as_json:
                     print_json({"trusted": [pin.tool], "server": server})
                 else:
-                    stdout().print(f"trusted {server} {pin.tool}", markup=False)
+                    stdout().print(inert(f"trusted {server} {pin.tool}"))
                 return
             setup = prepare(options(config, root, None, None))
             try:
@@ -150,6 +161,6 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json({"trusted": surveyed["trusted"], "server": server})
             elif surveyed["trusted"]:
-                stdout().print(f"trusted {server}: {', '.join(surveyed['trusted'])}", markup=False)
+                stdout().print(inert(f"trusted {server}: {', '.join(surveyed['trusted'])}"))
             else:
-                stdout().print(f"nothing changed on {server}", markup=False)
+                stdout().print(inert(f"nothing changed on {server}"))

@@ -119,7 +119,8 @@ def register(app: typer.Typer) -> None:
                 as_json=as_json,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
-            # flight are cancelled; pending approvals stay valid in the store.
+            # flight are cancelled, and the questions they were waiting on are withdrawn (their
+            # clients are told the calls failed); approvals nobody is waiting on stay pending.
             with contextlib.suppress(KeyboardInterrupt):
                 anyio.run(server.run)
             server.console.print(Text("Stopped.", style="bold"))
@@ -151,14 +152,34 @@ class _Server:
 
     async def run(self) -> None:
         from invokit._state import state_dir
-        from invokit.cli._terminal import TerminalApprover
+        from invokit.cli._keyboard import KeyReader
+        from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
             registry = await connect_imports(self.setup, stack)
-            approver = TerminalApprover(self.console, by="terminal") if self.asking else None
+            # The live log and the approver share the bottom of the terminal: an open
+            # question is pinned under the log lines.
+            board = Board(self.console)
+            approver = None
+            if self.asking:
+                reader = None
+                if sys.stdin.isatty():
+                    # Single-key answers; the terminal's mode is restored on the way out.
+                    reader = KeyReader()
+                    stack.callback(reader.restore)
+                approver = TerminalApprover(
+                    self.console,
+                    by="terminal",
+                    board=board,
+                    root=self.setup.config.root,
+                    reader=reader,
+                )
             executor = build_executor(
-                self.setup, registry=registry, approver=approver, sinks=[LiveLog(self.console)]
+                self.setup,
+                registry=registry,
+                approver=approver,
+                sinks=[LiveLog(self.console, board)],
             )
             stack.push_async_callback(executor.aclose)
             state = state_dir()

@@ -1,82 +1,65 @@
 """Asking the person at the terminal to approve a call, without blocking the event loop.
 
 The terminal is read in a daemon thread, so other calls keep running while a question waits.
-Questions are asked one at a time; concurrent approvals queue. If the wait is cancelled
-(Ctrl-C, or the client cancelled the call) nothing is decided: the request stays pending in
-the store, where ``invokit approvals`` can still resolve it.
+Questions are asked one at a time; concurrent approvals queue, and the open question is pinned
+under the live log (:class:`Board`): every log line is followed by the question again, so it
+never scrolls away. If the wait is cancelled (the client cancelled the call or went away, or
+Ctrl-C) the question is withdrawn and nothing is approved here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sys
-import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from invokit.cli._diff import change_diff
+from invokit.cli._keyboard import KeyReader, LineReader, drop_typeahead
 from invokit.cli._livelog import printable
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest
 
 
-class LineReader:
-    """Reads lines from a blocking ``readline`` in a daemon thread, one read at a time.
+class Board:
+    """The bottom of the terminal: log lines above, the open question pinned below them.
 
-    Every line keeps the time it was finished. A reader asked for a line typed after a given
-    moment throws older lines away: a line typed ahead, or typed for a question that was
-    withdrawn (its call cancelled), never answers the next question. A daemon thread never
-    keeps the process alive.
+    Everything printed while a question is open goes through :meth:`log`, which prints the
+    line and then the question again, so the question is always the last thing on screen.
     """
 
-    def __init__(self, readline: Callable[[], str] | None = None) -> None:
-        self._readline = readline or (lambda: sys.stdin.readline())
-        self._pending: tuple[anyio.Event, list[tuple[str, float]]] | None = None
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._pinned: Callable[[], Text] | None = None
 
-    async def read(self, not_before: float | None = None) -> str | None:
-        """The next line finished at or after ``not_before`` (``time.monotonic()``), without its
-        newline; ``None`` at end of input."""
-        while True:
-            if self._pending is None:
-                done = anyio.Event()
-                box: list[tuple[str, float]] = []
-                token = anyio.lowlevel.current_token()
+    def log(self, line: RenderableType) -> None:
+        """Print ``line``; then the open question again, if there is one."""
+        self.console.print(line)
+        if self._pinned is not None:
+            self._show()
 
-                def work(
-                    box: list[tuple[str, float]] = box,
-                    done: anyio.Event = done,
-                    token: anyio.lowlevel.EventLoopToken = token,
-                ) -> None:
-                    try:
-                        line = self._readline()
-                    except Exception:  # a closed or broken terminal is the end of input
-                        line = ""
-                    box.append((line, time.monotonic()))
-                    # The event loop may have ended while we read: then nobody waits.
-                    with contextlib.suppress(Exception):
-                        anyio.from_thread.run_sync(done.set, token=token)
+    def pin(self, question: Callable[[], Text]) -> None:
+        """Show ``question`` now and after every log line until :meth:`unpin`."""
+        self._pinned = question
+        self._show()
 
-                self._pending = (done, box)
-                threading.Thread(target=work, name="invokit-terminal", daemon=True).start()
-            done, box = self._pending
-            await done.wait()
-            self._pending = None
-            line, finished = box[0]
-            if line == "":
-                return None
-            if not_before is None or finished >= not_before:
-                return line.rstrip("\r\n")
-            # Typed before the question was on screen: not an answer to it.
+    def unpin(self) -> None:
+        self._pinned = None
+
+    def _show(self) -> None:
+        assert self._pinned is not None
+        self.console.print(self._pinned())
+        with contextlib.suppress(Exception):  # a console on a closed file: nothing to flush
+            self.console.file.flush()
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -86,13 +69,29 @@ def _one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def request_panel(request: ApprovalRequest) -> Panel:
-    """What the person sees: the tool, why it asks, what it touches, the exact arguments."""
+def always_rules(request: ApprovalRequest) -> list[str]:
+    """The standing rules an "always" answer records: exactly what the call touches."""
+    from invokit.permissions import rule_for
+
+    return [rule_for(request.tool, r) for r in request.requests] or [rule_for(request.tool)]
+
+
+def request_panel(
+    request: ApprovalRequest,
+    *,
+    root: Path | None = None,
+    diff: Text | None = None,
+    keys: str | None = None,
+) -> Panel:
+    """What the person sees: the tool, why it asks, what it touches, the exact arguments, the
+    change it makes (a diff, for an edit or an overwrite) and what "always" would allow."""
     from invokit.permissions import request_to_dict
 
     rows = Text()
+    rows.append("id        ", style="dim")
+    rows.append(printable(request.id) + "\n", style="bold")
     rows.append("tool      ", style="dim")
-    rows.append(request.tool + "\n", style="bold")
+    rows.append(_one_line(request.tool) + "\n", style="bold")
     rows.append("why       ", style="dim")
     rows.append(_one_line(request.reason or "the policy asks") + "\n")
     for permission in request.requests:
@@ -100,84 +99,158 @@ def request_panel(request: ApprovalRequest) -> Panel:
         kind = described.pop("type", permission.kind)
         rows.append("touches   ", style="dim")
         rows.append(_one_line(f"{kind} {permission.target()}") + "\n")
-    rows.append("id        ", style="dim")
-    rows.append(request.id)
+    rows.append("always    ", style="dim")
+    where = f"in this project ({root})" if root is not None else "in this project"
+    rows.append(_one_line(f"this rule {where}: {', '.join(always_rules(request))}"))
     # ASCII-only JSON: every control character in a model's arguments is shown escaped.
     shown = json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True)
-    arguments = Syntax(shown, "json", word_wrap=True, theme="ansi_dark")
-    return Panel(
-        Group(rows, Text("arguments", style="dim"), arguments),
-        title="[bold yellow]approval needed",
-        title_align="left",
-        border_style="yellow",
-    )
+    parts: list[RenderableType] = [
+        rows,
+        Text("arguments", style="dim"),
+        Syntax(shown, "json", word_wrap=True, theme="ansi_dark"),
+    ]
+    if diff is not None:
+        parts += [Text("change", style="dim"), diff]
+    if keys is not None:
+        answer = Text("answer    ", style="dim")
+        answer.append(keys, style="bold")
+        parts.append(answer)
+    title = Text("approval needed ", style="bold yellow")
+    title.append(printable(request.id), style="yellow")
+    return Panel(Group(*parts), title=title, title_align="left", border_style="yellow")
 
 
 class TerminalApprover:
-    """An executor ``approver`` that asks at the terminal: once, for the session, or deny.
+    """An executor ``approver`` that asks at the terminal: once, session, always, or deny.
+
+    One question is open at a time; the others queue, and the open one says how many wait.
+    Each answer applies to the question on screen, which names its approval id. Answers:
+    ``y`` once, ``s`` for the session, ``a`` always (the exact rule and project are shown),
+    ``n`` deny (``n REASON`` says why; the model reads it).
 
     Args:
         console: where the question is shown.
         reader: where answers come from (default: stdin, read in a daemon thread).
         by: recorded as who decided.
+        board: the pinned bottom of the terminal, shared with the live log.
+        root: the served root: the project "always" applies to, and where diffs are read.
     """
 
     def __init__(
-        self, console: Console, *, reader: LineReader | None = None, by: str = "terminal"
+        self,
+        console: Console,
+        *,
+        reader: LineReader | None = None,
+        by: str = "terminal",
+        board: Board | None = None,
+        root: Path | None = None,
     ) -> None:
         self.console = console
         self.reader = reader or LineReader()
         self.by = by
+        self.board = board or Board(console)
+        self.root = root
         self._lock = anyio.Lock()
+        self._queued = 0
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self._queued += 1
+        asking = False
+        try:
+            async with self._lock:
+                self._queued -= 1
+                asking = True
+                return await self._question(request)
+        except anyio.get_cancelled_exc_class():
+            if not asking:
+                self._queued -= 1
+            self.board.unpin()
+            self.board.log(
+                Text(
+                    f"withdrawn: the caller went away (or the question expired); "
+                    f"{printable(request.id)} ({_one_line(request.tool)}) will not run from it",
+                    style="yellow",
+                )
+            )
+            raise
+
+    async def _question(self, request: ApprovalRequest) -> ApprovalDecision:
         from invokit.approvals import ApprovalDecision
 
-        async with self._lock:
-            self.console.print(request_panel(request))
-            session = request.session_id is not None
-            choices = "[o]nce, for this [s]ession, or [d]eny" if session else "[o]nce or [d]eny"
-            try:
-                while True:
-                    answer = await self._ask(f"Approve {request.tool}? {choices}: ")
-                    if answer is None:
-                        return ApprovalDecision.deny(
-                            "nobody can answer at the terminal (input closed)", by=self.by
-                        )
-                    answer = answer.strip().lower()
-                    if answer in ("o", "once", "y", "yes", "a", "approve"):
-                        return ApprovalDecision.approve("once", by=self.by)
-                    if session and answer in ("s", "session"):
-                        return ApprovalDecision.approve("session", by=self.by)
-                    if answer in ("d", "deny", "n", "no"):
-                        reason = await self._ask("Reason (the model reads it): ")
-                        return ApprovalDecision.deny(
-                            (reason or "").strip() or "denied at the terminal", by=self.by
-                        )
-                    self.console.print(Text(f"Please answer with one of: {choices}", "yellow"))
-            except anyio.get_cancelled_exc_class():
-                self.console.print(
-                    Text(
-                        f"\nNot answered: {request.id} stays pending "
-                        f"(invokit approvals approve {request.id})",
-                        style="yellow",
+        diff = change_diff(request, self.root) if self.root is not None else None
+        session = request.session_id is not None
+        keys = ["y once"] + (["s session"] if session else []) + ["a always", "n deny"]
+        choices = " · ".join(keys)
+        letters = "/".join(k[0] for k in keys)
+        how = (
+            "press a key (after n, type a reason for the model, then Enter)"
+            if isinstance(self.reader, KeyReader)
+            else "then Enter (n REASON tells the model why)"
+        )
+        self.console.print(
+            request_panel(request, root=self.root, diff=diff, keys=f"{choices}  {how}")
+        )
+        try:
+            while True:
+                answer = await self._ask(lambda: self._prompt(request, letters))
+                if answer is None:
+                    return ApprovalDecision.deny(
+                        "nobody can answer at the terminal (input closed)",
+                        by=self.by,
+                        channel="terminal",
                     )
-                )
-                raise
+                word, _, rest = answer.strip().partition(" ")
+                word = word.lower()
+                if word in ("y", "yes", "o", "once"):
+                    return self._said(ApprovalDecision.approve("once", by=self.by), request)
+                if session and word in ("s", "session"):
+                    return self._said(ApprovalDecision.approve("session", by=self.by), request)
+                if word in ("a", "always"):
+                    return self._said(ApprovalDecision.approve("always", by=self.by), request)
+                if word in ("n", "no", "d", "deny"):
+                    reason = rest.strip()
+                    if not reason:
+                        reason = (await self._reason(request) or "").strip()
+                    return self._said(
+                        ApprovalDecision.deny(reason or "denied at the terminal", by=self.by),
+                        request,
+                    )
+                self.board.log(Text(f"Please answer with one of: {choices}", "yellow"))
+        finally:
+            self.board.unpin()
 
-    async def _ask(self, prompt: str) -> str | None:
-        _drop_typeahead()
-        self.console.print(Text(prompt, style="bold"), end="")
-        self.console.file.flush()
+    def _prompt(self, request: ApprovalRequest, letters: str) -> Text:
+        """The pinned line: which call (its approval id), how many more wait, the keys."""
+        text = Text("? ", style="bold yellow")
+        text.append(f"{request.id} ", style="bold")
+        text.append(_one_line(request.tool, 60), style="bold")
+        if request.requests:
+            text.append(" " + _one_line(request.requests[0].target(), 60))
+        if self._queued:
+            text.append(f" ({self._queued} more waiting)", style="yellow")
+        text.append(f" {letters}: ", style="bold")
+        return text
+
+    def _said(self, decision: ApprovalDecision, request: ApprovalRequest) -> ApprovalDecision:
+        from dataclasses import replace
+
+        word = f"approved ({decision.scope})" if decision.approved else "denied"
+        self.board.unpin()
+        self.console.print(Text(f"→ {word}: {request.id} {_one_line(request.tool)}", style="dim"))
+        return replace(decision, channel="terminal")
+
+    async def _reason(self, request: ApprovalRequest) -> str | None:
+        prompt = Text(
+            f"Reason for denying {request.id} (Enter for none; the model reads it): ",
+            style="bold",
+        )
+        if isinstance(self.reader, KeyReader):
+            # Typed right after "n": nothing here is typeahead for another question.
+            self.board.pin(lambda: prompt)
+            return await self.reader.read_line(self.console)
+        return await self._ask(lambda: prompt)
+
+    async def _ask(self, question: Callable[[], Text]) -> str | None:
+        drop_typeahead()
+        self.board.pin(question)
         return await self.reader.read(not_before=time.monotonic())
-
-
-def _drop_typeahead() -> None:
-    """Throw away what was typed at the terminal before the question appeared."""
-    try:
-        import termios
-
-        if sys.stdin.isatty():
-            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
-    except (ImportError, OSError, ValueError):
-        pass  # not a terminal (tests, pipes): the time check in LineReader still applies

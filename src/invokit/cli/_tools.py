@@ -6,8 +6,10 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from invokit._spec import ToolSpec
+from invokit.cli._livelog import inert
 from invokit.cli._options import (
     AllowShellOption,
     ConfigOption,
@@ -64,8 +66,12 @@ def tools_table(specs: list[ToolSpec], policy: Policy) -> Table:
     for spec in specs:
         verdict = policy_verdict(policy, spec)
         summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
+        # Names and descriptions may come from a remote server: shown inert, never as markup.
         table.add_row(
-            spec.name, f"[{colours[verdict]}]{verdict}[/]", ", ".join(hints(spec)), summary
+            inert(spec.name),
+            Text(verdict, style=colours[verdict]),
+            ", ".join(hints(spec)),
+            inert(summary),
         )
     return table
 
@@ -93,7 +99,5 @@ def register(app: typer.Typer) -> None:
                 )
                 return
             console = stdout()
-            console.print(
-                f"root: {setup.config.root}   policy: {setup.policy_source}", markup=False
-            )
+            console.print(inert(f"root: {setup.config.root}   policy: {setup.policy_source}"))
             console.print(tools_table(specs, setup.policy))

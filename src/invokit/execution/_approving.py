@@ -133,7 +133,7 @@ async def ask_approver(
             f"{ex.limits.approval_ttl:g} s; nothing ran. Call again to ask again.",
         )
     if isinstance(answer, bool):
-        return ApprovalDecision(approved=answer, by="approver")
+        return ApprovalDecision(approved=answer, by="approver", channel="approver")
     if failure is None and not isinstance(answer, ApprovalDecision):
         failure = f"it returned {type(answer).__name__}, not an ApprovalDecision or a bool"
     if failure is not None:
@@ -146,6 +146,8 @@ async def ask_approver(
             f"({failure}); nobody approved it and nothing ran.",
         )
     assert isinstance(answer, ApprovalDecision)
+    if answer.channel is None:  # audit: an inline approver decided ("terminal" says so itself)
+        answer = replace(answer, channel="approver")
     return answer
 
 
@@ -376,19 +378,23 @@ def emit_resolved(
     request: ApprovalRequest,
     answer: ApprovalDecision | None,
     consumed: bool = False,
+    *,
+    channel: str | None = None,
 ) -> None:
+    """Record a decision in the audit log when it is made: the verdict, scope, who decided
+    (``by``) and where (``channel``: the answer's own, else ``channel``, else ``api``), the
+    project (root) and this server. ``consumed`` marks a decision made elsewhere (the CLI) that
+    an identical retry is now using."""
     if "approval_resolved" not in ex._sinks_for or answer is None:
         return
-    ex._emit(
-        "approval_resolved",
-        call,
-        {
-            "id": request.id,
-            "approved": answer.approved,
-            "scope": answer.scope,
-            "by": answer.by,
-            "reason": answer.reason,
-            "edited_arguments": answer.arguments,
-            "consumed_by_retry": consumed,
-        },
+    from invokit.execution._resolutions import channel_of, resolved_data
+
+    root = getattr(ex, "project", None) or ex.policy.root
+    data = resolved_data(
+        request,
+        answer,
+        channel=channel_of(answer, channel or "api"),
+        root=str(root) if root is not None else None,
+        consumed=consumed,
     )
+    ex._emit("approval_resolved", call, data)

@@ -80,12 +80,58 @@ def read_answer(action: str, content: dict[str, Any] | None) -> Answer:
     return Answer(verdict="none")
 
 
-def pending_message(request: ApprovalRequest) -> str:
-    """The error text for a call that waits for approval: the id and how to approve it."""
+ApprovalReach = Literal["cli", "host", "none"]
+"""Who can still approve a pending request, as far as this server knows: ``cli`` (the store
+is the SQLite file ``invokit approvals`` opens), ``host`` (a store shared with the host
+application, somewhere else), ``none`` (approvals live in this process's memory)."""
+
+
+def approval_reach(store: Any) -> ApprovalReach:
+    """Who can approve a request kept in ``store`` from outside this server."""
+    from invokit.approvals import MemoryApprovalStore, SqliteApprovalStore
+
+    if isinstance(store, MemoryApprovalStore):
+        return "none"
+    if isinstance(store, SqliteApprovalStore):
+        from invokit._state import state_dir
+        from invokit.approvals._sqlite import DEFAULT_FILE
+
+        try:
+            default = (state_dir(create=False) / DEFAULT_FILE).resolve()
+            if store.path.resolve() == default:
+                return "cli"
+        except OSError:
+            pass
+    return "host"
+
+
+def pending_message(request: ApprovalRequest, reach: ApprovalReach = "cli") -> str:
+    """The error text for a call that waits for approval: the id, and only what can work.
+
+    ``invokit approvals approve ID`` is suggested only when that command opens the store this
+    server keeps the request in; an approval binds to this session, so the retry must come
+    from the same connection.
+    """
+    why = printable(request.reason or "the policy asks", keep_newlines=False)
+    head = (
+        f"Tool {request.tool!r} needs a person's approval before it runs ({why}). "
+        f"Approval id: {request.id}. Nothing ran."
+    )
+    retry = (
+        "then call the tool again with exactly the same arguments, in this same session (an "
+        "approval does not carry over to a new connection)."
+    )
+    if reach == "cli":
+        return (
+            f"{head} Ask the user to approve it in a terminal on this machine with "
+            f"`invokit approvals approve {request.id}`, {retry}"
+        )
+    if reach == "host":
+        return (
+            f"{head} Ask the user to approve it in the application that runs this server, {retry}"
+        )
     return (
-        f"Tool {request.tool!r} needs a person's approval before it runs "
-        f"({printable(request.reason or 'the policy asks', keep_newlines=False)}). "
-        f"Approval id: {request.id}. Nothing ran. Ask the user to approve it in a terminal with "
-        f"`invokit approvals approve {request.id}`, then call the tool again with exactly the "
-        "same arguments."
+        f"{head} This server keeps approvals in memory and could not ask the user, so nobody "
+        "can approve this call from outside it. Tell the user it needs approval; they can allow "
+        "it in the server's policy, or use a client that can show approval prompts."
     )

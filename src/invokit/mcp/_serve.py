@@ -26,11 +26,13 @@ async def serve(
     allowed_origins: Sequence[str] = (),
     ready: Callable[[str], None] | None = None,
     token: str | None = None,
+    heartbeat: float = 5.0,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
-    Cancelling it (Ctrl-C in a CLI) shuts down cleanly: calls in flight are cancelled and
-    pending approvals stay valid in the executor's store.
+    Cancelling it (Ctrl-C in a CLI) shuts down cleanly: calls in flight are cancelled, the
+    approvals they were waiting on are withdrawn, and other pending approvals stay valid in the
+    executor's store.
 
     Args:
         registry: the tools to list.
@@ -45,8 +47,10 @@ async def serve(
         ready: called once serving, with the URL (``http://127.0.0.1:8765/mcp``) or ``stdio``.
         token: over HTTP, a secret every request must carry (``Authorization: Bearer TOKEN``
             or ``?token=TOKEN``); other local users and processes are turned away with 401.
+        heartbeat: seconds between progress notifications sent while a call waits for a
+            person (to a client that sent a progress token), so its timeout does not expire.
     """
-    server = build_server(registry, executor, name=name)
+    server = build_server(registry, executor, name=name, heartbeat=heartbeat)
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 

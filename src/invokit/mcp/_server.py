@@ -4,13 +4,18 @@ Built on the SDK's low-level ``Server``: ``tools/list`` comes from the registry 
 and rebuilt only when the registry changes, with ``notifications/tools/list_changed`` sent to
 every connected client); ``tools/call`` runs ``executor.execute`` and answers with the result,
 errors included as ``isError`` results. Approvals are asked through elicitation when the client
-can; otherwise the call answers with an error that names the approval id and how to approve it.
+can; otherwise the call answers with an error that names the approval id and only what can work
+to approve it (which depends on the approval store). An approval is tied to its live caller: a
+call cancelled while it waits for a person (``notifications/cancelled``, a timeout, a closed
+connection, the server stopping) withdraws its pending requests, and while a person decides a
+client that sent a progress token receives heartbeat progress notifications.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,10 +27,17 @@ from mcp.server.models import InitializationOptions
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
+from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
-from invokit.mcp._elicit import REQUESTED_SCHEMA, approval_question, pending_message, read_answer
+from invokit.mcp._elicit import (
+    REQUESTED_SCHEMA,
+    approval_question,
+    approval_reach,
+    pending_message,
+    read_answer,
+)
 from invokit.registry import Registry
 from invokit.tools import Progress
 
@@ -60,9 +72,11 @@ class ToolServer:
         executor: runs every call; its policy, approvals and limits apply.
     """
 
-    def __init__(self, registry: Registry, executor: Executor) -> None:
+    def __init__(self, registry: Registry, executor: Executor, *, heartbeat: float = 5.0) -> None:
         self.registry = registry
         self.executor = executor
+        self.heartbeat = heartbeat
+        """Seconds between progress heartbeats while a call waits for a person."""
         self._listed: list[ToolSpec] = []
         self._listing: dict[str, Any] | None = None
         self._shapes: dict[str, tuple[ToolSpec, OutputShape]] = {}
@@ -113,13 +127,81 @@ class ToolServer:
             session_id=self._session_id(ctx),
         )
         meta = ctx.meta
-        on_progress = None
+        reporter = None
         if meta and meta.get("progress_token") is not None:
-            on_progress = _progress_reporter(ctx)
-        outcome = await self.executor.execute(call, on_progress=on_progress)
+            reporter = _ProgressReporter(ctx)
+        try:
+            if reporter is None:
+                return await self._run(ctx, call, None)
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._heartbeats, call, reporter)
+                try:
+                    answer = await self._run(ctx, call, reporter)
+                finally:
+                    group.cancel_scope.cancel()
+            return answer
+        except anyio.get_cancelled_exc_class():
+            # The client cancelled the call, timed out or went away: its questions are
+            # withdrawn, so no answer given later can run a call the client was told failed.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await self._withdraw(call)
+            raise
+
+    async def _run(
+        self, ctx: Context, call: ToolCall, reporter: _ProgressReporter | None
+    ) -> dict[str, Any]:
+        outcome = await self.executor.execute(call, on_progress=reporter)
         if isinstance(outcome, Interrupted):
-            return await self._interrupted(ctx, outcome, on_progress)
+            return await self._interrupted(ctx, outcome, reporter)
         return self._answer(outcome.result)
+
+    async def _pending_for(self, call: ToolCall) -> list[ApprovalRequest]:
+        return [
+            r
+            for r in await self.executor.approvals.list_pending()
+            if r.call.id == call.id and r.session_id == call.session_id
+        ]
+
+    async def _withdraw(self, call: ToolCall) -> None:
+        """Deny (``withdrawn``) every request of ``call`` that is still pending."""
+        from invokit.approvals import ApprovalDecision
+        from invokit.execution._approving import emit_resolved
+
+        try:
+            pending = await self._pending_for(call)
+        except Exception as exc:
+            logger.warning("cannot withdraw the approvals of call %s: %r", call.id, exc)
+            return
+        for request in pending:
+            decision = ApprovalDecision.deny(
+                "the caller went away (cancelled, timed out or disconnected); nothing ran",
+                by="executor",
+                channel="executor",
+            )
+            try:
+                await self.executor.approvals.resolve(request.id, decision)
+            except ApprovalError:
+                continue  # decided meanwhile, elsewhere: that decision stands
+            except Exception as exc:
+                logger.warning("cannot withdraw approval %s: %r", request.id, exc)
+                continue
+            emit_resolved(self.executor, request.call, request, decision)
+
+    async def _heartbeats(self, call: ToolCall, reporter: _ProgressReporter) -> None:
+        """While a person decides, a progress notification every ``heartbeat`` seconds, so a
+        client whose timeout resets on progress keeps waiting."""
+        while True:
+            await anyio.sleep(self.heartbeat)
+            if reporter.idle() < self.heartbeat:
+                continue  # the tool reports progress itself
+            try:
+                waiting = await self._pending_for(call)
+            except Exception:  # a store hiccup: the next beat tries again
+                continue
+            if waiting:
+                await reporter.beat(
+                    f"waiting for a person to approve {waiting[0].tool} ({waiting[0].id})"
+                )
 
     def _answer(self, result: ToolResult) -> dict[str, Any]:
         if result.is_error:
@@ -139,9 +221,7 @@ class ToolServer:
         request = interrupt.request
         answer = await self._elicit(ctx, interrupt)
         if answer is None or answer.verdict == "none":
-            return error_dict(
-                "approval_required", pending_message(request), {"approval_id": request.id}
-            )
+            return self._pending(request)
         try:
             resumed: Outcome = await self.executor.resume(
                 request.id,
@@ -153,10 +233,14 @@ class ToolServer:
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
         if isinstance(resumed, Interrupted):
-            return error_dict(
-                "approval_required", pending_message(request), {"approval_id": request.id}
-            )
+            return self._pending(request)
         return self._answer(resumed.result)
+
+    def _pending(self, request: ApprovalRequest) -> dict[str, Any]:
+        reach = approval_reach(self.executor.approvals)
+        return error_dict(
+            "approval_required", pending_message(request, reach), {"approval_id": request.id}
+        )
 
     async def _elicit(self, ctx: Context, interrupt: ApprovalRequired) -> Any:
         """Ask through the client, if it can ask; ``None`` when it cannot (never an approval)."""
@@ -229,23 +313,36 @@ def _connection(ctx: Context) -> Any:
     return getattr(ctx.session, "_connection", None)
 
 
-def _progress_reporter(ctx: Context) -> Any:
-    """Sends each executor progress report as an MCP progress notification."""
-    session = ctx.session
-    last = 0.0
+class _ProgressReporter:
+    """Sends each executor progress report, and each heartbeat, as an MCP progress
+    notification; the numbers only ever grow, as MCP requires."""
 
-    async def report(progress: Progress) -> None:
-        nonlocal last
+    def __init__(self, ctx: Context) -> None:
+        self._session = ctx.session
+        self._last = 0.0
+        self._sent = time.monotonic()
+
+    def idle(self) -> float:
+        """Seconds since the last notification."""
+        return time.monotonic() - self._sent
+
+    async def __call__(self, progress: Progress) -> None:
         # A streaming tool's plain yields carry data, not numbers: count them on from the last
         # number sent, since MCP progress must grow with every notification.
-        value = progress.progress if progress.progress is not None else last + 1
-        last = max(last, value)
-        await session.report_progress(value, progress.total, progress.message)
+        value = progress.progress if progress.progress is not None else self._last + 1
+        self._last = max(self._last, value)
+        self._sent = time.monotonic()
+        await self._session.report_progress(value, progress.total, progress.message)
 
-    return report
+    async def beat(self, message: str) -> None:
+        self._last += 1
+        self._sent = time.monotonic()
+        await self._session.report_progress(self._last, None, message)
 
 
-def build_server(registry: Registry, executor: Executor, *, name: str = "invokit") -> Server[Any]:
+def build_server(
+    registry: Registry, executor: Executor, *, name: str = "invokit", heartbeat: float = 5.0
+) -> Server[Any]:
     """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
 
     Run it with ``server.run(read_stream, write_stream, server.create_initialization_options())``
@@ -253,7 +350,7 @@ def build_server(registry: Registry, executor: Executor, *, name: str = "invokit
     """
     from invokit import __version__
 
-    handlers = ToolServer(registry, executor)
+    handlers = ToolServer(registry, executor, heartbeat=heartbeat)
     server = _InvokitServer(name, version=__version__, lifespan=handlers.lifespan)
     server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
