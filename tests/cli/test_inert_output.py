@@ -13,7 +13,7 @@ from rich.console import Console
 
 from invokit.cli._banner import http_banner
 from invokit.cli._runtime import Options, connect_imports, prepare
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, trust_config
 from tests.cli.forged_server import MARKUP
 
 FORGED = Path(__file__).with_name("forged_server.py")
@@ -40,12 +40,13 @@ def test_approvals_list_shows_markup_and_escapes_as_written(
 
 
 @pytest.fixture
-def forged(root: Path) -> Path:
-    """invokit.toml importing the hostile server."""
+def forged(root: Path, state: Path) -> Path:
+    """invokit.toml importing the hostile server, trusted by the person."""
     args = json.dumps([str(FORGED)])
     (root / "invokit.toml").write_text(
         f'[mcp.servers.forged]\ncommand = "{sys.executable}"\nargs = {args}\nconnect_timeout = 60\n'
     )
+    trust_config(root / "invokit.toml", state)
     return root
 
 
