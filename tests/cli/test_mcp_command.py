@@ -17,9 +17,12 @@ def imported(root: Path, tmp_path: Path, state: Path) -> Path:
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("from the other server\n")
-    args = json.dumps(["serve", "--stdio", "--root", str(other)])
+    # The MCP SDK starts a stdio server with a minimal environment: the imported server gets
+    # its own state directory here, never the user's.
+    child_state = f"INVOKIT_STATE_DIR={tmp_path / 'child-state'}"
+    args = json.dumps([child_state, invokit_bin(), "serve", "--stdio", "--root", str(other)])
     (root / "invokit.toml").write_text(
-        f'[mcp.servers.other]\ncommand = "{invokit_bin()}"\nargs = {args}\n'
+        f'[mcp.servers.other]\ncommand = "/usr/bin/env"\nargs = {args}\n'
         "connect_timeout = 120\n"
         '[policy]\nallow = ["tag:read & category:filesystem", "other.fs.read"]\n'
     )

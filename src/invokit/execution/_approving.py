@@ -156,7 +156,7 @@ async def withdraw(ex: Executor, request: ApprovalRequest, why: str) -> None:
     pending, where it expires unapproved); report it."""
     from invokit.approvals import ApprovalDecision
 
-    answer = ApprovalDecision(approved=False, reason=why, by="executor")
+    answer = ApprovalDecision(approved=False, reason=why, by="executor", channel="executor")
     try:
         await ex.approvals.withdraw(request.id, answer)
     except ApprovalError:
