@@ -8,7 +8,7 @@ import pytest
 
 from invokit._spec import ToolAnnotations, ToolSpec
 from invokit.exceptions import PolicyError
-from invokit.permissions import FileWrite, McpInvoke, Policy, ShellExec
+from invokit.permissions import FileRead, FileWrite, McpInvoke, Policy, ShellExec
 
 WRITE = ToolSpec(name="fs.write")
 PAY = ToolSpec(name="pay")
@@ -127,3 +127,13 @@ def test_local_hints_work_as_before() -> None:
     assert Policy(deny=["@destructive"], default="allow").decide(spec, {}).verdict == "allow"
     reader = ToolSpec(name="look", annotations=ToolAnnotations(read_only=True))
     assert Policy(allow=["@read_only"], default="ask").decide(reader, {}).verdict == "allow"
+
+
+def test_a_denied_call_carries_no_grant_flags_however_far_the_search_went() -> None:
+    """decide stops at the first denied request while explain goes on: both give the same
+    decision, without the targeted flag a later request's ask rule would add."""
+    policy = Policy(ask=["*(read:docs/**)"], deny=["*(path=**/*.py)"])
+    requests = [FileRead(path="a.py"), FileRead(path="docs/x")]
+    decision = policy.decide(WRITE, {}, requests)
+    assert decision.verdict == "deny" and not decision.targeted
+    assert policy.explain(WRITE, {}, requests).decision == decision

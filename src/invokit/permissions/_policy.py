@@ -204,6 +204,9 @@ class ToolPolicy:
                 break
         assert worst is not None
         decision = worst[0]
+        if decision.verdict == "deny":
+            # Nothing covers a denied call; the flags would depend on how far the search went.
+            return worst
         if (targeted and not decision.targeted) or (standing and not decision.standing):
             # Any part of the call asked about by name keeps a session grant from covering it.
             decision = replace(decision, targeted=targeted, standing=standing)
