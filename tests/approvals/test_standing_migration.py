@@ -12,6 +12,7 @@ import pytest
 
 from invokit import ToolCall, ToolRegistry, tool
 from invokit.approvals import SqliteApprovalStore
+from invokit.approvals._sqlite import SCHEMA_VERSION
 from invokit.execution import Completed, Executor, Interrupted
 from invokit.permissions import Policy
 
@@ -90,7 +91,7 @@ async def test_old_rules_become_legacy_and_apply_nowhere(tmp_path: Path) -> None
         ("shell(exec:rm -rf /)", True, None),
     ]
     assert await store.always_rules(executor.project) == []
-    assert user_version(path) == 1
+    assert user_version(path) == SCHEMA_VERSION
     # A person revokes a legacy rule by its id.
     assert await store.remove_always_rule(everything[0].id) == [everything[0]]
     await executor.aclose()
@@ -155,6 +156,7 @@ async def test_approve_always_after_migration_is_scoped(tmp_path: Path) -> None:
 OPENER = """
 import sys, anyio
 from invokit.approvals import SqliteApprovalStore
+from invokit.approvals._sqlite import SCHEMA_VERSION
 
 async def main():
     store = SqliteApprovalStore(sys.argv[1])
@@ -180,4 +182,4 @@ async def test_processes_opening_an_old_file_at_once_migrate_it_once(tmp_path: P
             for _ in range(4):
                 group.start_soon(open_it)
     assert seen == ["3"] * 4
-    assert user_version(path) == 1
+    assert user_version(path) == SCHEMA_VERSION

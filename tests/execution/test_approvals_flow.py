@@ -160,17 +160,20 @@ async def test_session_scope_covers_later_calls_in_that_session_only(
 async def test_always_scope_records_a_standing_rule(
     registry: ToolRegistry, recorder: Recorder
 ) -> None:
-    """Approve always: the rule is recorded in the store and later identical calls run."""
+    """Approve always: the rule is recorded in the store and later identical calls run; a tool
+    that declares no requests gets a rule pinned to its arguments, so other arguments ask."""
     store = MemoryApprovalStore()
     executor = Executor(registry, approvals=store)
     interrupt = _approval(
         await executor.execute(ToolCall(id="1", name="delete", arguments={"path": "a"}))
     )
     assert isinstance(await executor.resume(interrupt.id, approve=True, scope="always"), Completed)
-    assert await store.always_rules()
+    assert [r.rule for r in await store.always_rules()] == ['delete(path="a")']
     fresh = Executor(registry, approvals=store)
-    again = await fresh.execute(ToolCall(id="2", name="delete", arguments={"path": "b"}))
+    again = await fresh.execute(ToolCall(id="2", name="delete", arguments={"path": "a"}))
     assert isinstance(again, Completed)
+    other = await fresh.execute(ToolCall(id="3", name="delete", arguments={"path": "b"}))
+    assert isinstance(other, Interrupted)
 
 
 async def test_inline_approver_decides(registry: ToolRegistry, recorder: Recorder) -> None:

@@ -2,6 +2,7 @@
 
 import contextlib
 
+from invokit.approvals._always import always_rule_preview
 from invokit.approvals._memory import MemoryApprovalStore
 from invokit.approvals._models import (
     DEFAULT_TTL,
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryApprovalStore",
     "SqliteApprovalStore",
     "StandingRule",
+    "always_rule_preview",
 ]
 
 for _name in __all__:

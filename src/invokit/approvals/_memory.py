@@ -40,7 +40,7 @@ class MemoryApprovalStore:
         # One lock makes each check-and-set atomic, across tasks and across threads.
         self._lock = threading.Lock()
         self._records: dict[str, ApprovalRecord] = {}
-        self._sessions: set[tuple[str, str, str]] = set()
+        self._sessions: set[tuple[str, str, str, str | None]] = set()
         self._rules: list[StandingRule] = []
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
 
@@ -146,7 +146,13 @@ class MemoryApprovalStore:
         return sorted(pending, key=lambda request: request.created_at)
 
     async def find_approved(
-        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+        self,
+        tool: str,
+        spec_fingerprint: str,
+        arguments_hash: str,
+        session_id: str | None,
+        *,
+        project: str | None = None,
     ) -> ApprovalRequest | None:
         with self._lock:
             now = self._clock()
@@ -156,18 +162,22 @@ class MemoryApprovalStore:
                     record.status == "approved"
                     and request.tool == tool
                     and effective_status(record.status, request.expires_at, now) == "approved"
-                    and request.binds(spec_fingerprint, arguments_hash, session_id)
+                    and request.binds(spec_fingerprint, arguments_hash, session_id, project)
                 ):
                     return request
         return None
 
-    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
+    async def grant_session(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> None:
         with self._lock:
-            self._sessions.add((session_id, tool, spec_fingerprint))
+            self._sessions.add((session_id, tool, spec_fingerprint, project))
 
-    async def has_session_grant(self, session_id: str, tool: str, spec_fingerprint: str) -> bool:
+    async def has_session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> bool:
         with self._lock:
-            return (session_id, tool, spec_fingerprint) in self._sessions
+            return (session_id, tool, spec_fingerprint, project) in self._sessions
 
     async def revoke_session(self, session_id: str) -> None:
         """Forget every grant of ``session_id``."""

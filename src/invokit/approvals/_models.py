@@ -55,6 +55,9 @@ class ApprovalRequest:
     rule: str | None = None
     """The rule that asked; ``None`` when the default did."""
     session_id: str | None = None
+    project: str | None = None
+    """The project of the executor that asked (its ``project``); the approval runs the call
+    only there. ``None`` for a request recorded before approvals had a project."""
     created_at: float
     """``time.time()`` when it was asked."""
     expires_at: float
@@ -71,6 +74,7 @@ class ApprovalRequest:
         decision: Decision | None = None,
         ttl: float = DEFAULT_TTL,
         now: float | None = None,
+        project: str | None = None,
     ) -> ApprovalRequest:
         """A new request for ``call`` of ``spec``'s tool, asked because of ``decision``."""
         created = time.time() if now is None else now
@@ -86,6 +90,7 @@ class ApprovalRequest:
             reason=decision.reason if decision is not None else "",
             rule=decision.rule if decision is not None else None,
             session_id=call.session_id,
+            project=project,
             created_at=created,
             expires_at=created + ttl,
         )
@@ -110,12 +115,20 @@ class ApprovalRequest:
         if canonical_hash(dict(arguments)) != self.arguments_hash:
             raise ApprovalMismatch(self.id, "it was given for other arguments")
 
-    def binds(self, spec_fingerprint: str, arguments_hash: str, session_id: str | None) -> bool:
-        """Whether this request is for the same tool version, arguments and session."""
+    def binds(
+        self,
+        spec_fingerprint: str,
+        arguments_hash: str,
+        session_id: str | None,
+        project: str | None = None,
+    ) -> bool:
+        """Whether this request is for the same tool version, arguments, session and project
+        (a request without a project matches only ``project=None``)."""
         return (
             self.spec_fingerprint == spec_fingerprint
             and self.arguments_hash == arguments_hash
             and self.session_id == session_id
+            and self.project == project
         )
 
     def expired(self, now: float | None = None) -> bool:
@@ -134,6 +147,7 @@ class ApprovalRequest:
             "reason": self.reason,
             "rule": self.rule,
             "session_id": self.session_id,
+            "project": self.project,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
         }
@@ -151,6 +165,7 @@ class ApprovalRequest:
             reason=data.get("reason", ""),
             rule=data.get("rule"),
             session_id=data.get("session_id"),
+            project=data.get("project"),
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
         )

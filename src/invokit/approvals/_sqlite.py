@@ -55,17 +55,23 @@ CREATE TABLE IF NOT EXISTS approvals (
     consumed_at REAL
 );
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+"""
+
+_GRANTS = """
 CREATE TABLE IF NOT EXISTS session_grants (
     session_id TEXT NOT NULL,
     tool TEXT NOT NULL,
     spec_fingerprint TEXT NOT NULL,
-    granted_at REAL NOT NULL,
-    PRIMARY KEY (session_id, tool, spec_fingerprint)
+    project TEXT,
+    granted_at REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS session_grants_key
+    ON session_grants (session_id, tool, spec_fingerprint, project);
 """
 
-SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of a file this code wrote: 1 scopes standing rules."""
+SCHEMA_VERSION = 2
+"""``PRAGMA user_version`` of a file this code wrote: 1 scopes standing rules, 2 gives session
+grants a project."""
 
 _STANDING = """
 CREATE TABLE IF NOT EXISTS standing_rules (
@@ -87,7 +93,9 @@ def _migrate(conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
 
     Version 0 (before scopes) kept "approve always" rules in ``always_rules`` with no scope:
     they move to ``standing_rules`` with no project, where they apply nowhere and are listed as
-    legacy so a person can revoke them (or approve again in a project).
+    legacy so a person can revoke them (or approve again in a project). Version 1 kept session
+    grants without a project: they keep a ``NULL`` project, which only a store caller without a
+    project matches (an executor always has one).
     """
     conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
     try:
@@ -119,11 +127,34 @@ def _migrate(conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
                         (legacy.id, legacy.rule, legacy.created_at),
                     )
                 conn.execute("DROP TABLE always_rules")
+        if version < 2:
+            _grants_with_project(conn)
+        if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _grants_with_project(conn: sqlite3.Connection) -> None:
+    """Version 2: ``session_grants`` gets a ``project`` column (``NULL`` for the grants already
+    there); the table is rebuilt because the old primary key left the project out."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(session_grants)").fetchall()}
+    if "project" in columns:
+        return
+    if columns:
+        conn.execute("ALTER TABLE session_grants RENAME TO session_grants_v1")
+    for statement in _GRANTS.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    if not columns:
+        return  # a new file
+    conn.execute(
+        "INSERT INTO session_grants (session_id, tool, spec_fingerprint, project, granted_at) "
+        "SELECT session_id, tool, spec_fingerprint, NULL, granted_at FROM session_grants_v1"
+    )
+    conn.execute("DROP TABLE session_grants_v1")
 
 
 def _standing(row: tuple[Any, ...]) -> StandingRule:
@@ -348,7 +379,13 @@ class SqliteApprovalStore:
         return await self._run(select)
 
     async def find_approved(
-        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+        self,
+        tool: str,
+        spec_fingerprint: str,
+        arguments_hash: str,
+        session_id: str | None,
+        *,
+        project: str | None = None,
     ) -> ApprovalRequest | None:
         def select(conn: sqlite3.Connection) -> ApprovalRequest | None:
             rows = conn.execute(
@@ -358,27 +395,36 @@ class SqliteApprovalStore:
             ).fetchall()
             for row in rows:
                 request = ApprovalRequest.from_dict(json.loads(row[0]))
-                if request.binds(spec_fingerprint, arguments_hash, session_id):
+                if request.binds(spec_fingerprint, arguments_hash, session_id, project):
                     return request
             return None
 
         return await self._run(select)
 
-    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
+    async def grant_session(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> None:
+        key = (session_id, tool, spec_fingerprint, project)
+
         def insert(conn: sqlite3.Connection) -> None:
+            # One statement: a grant already there (``project IS ?`` also matches NULL) is kept.
             conn.execute(
-                "INSERT OR IGNORE INTO session_grants VALUES (?, ?, ?, ?)",
-                (session_id, tool, spec_fingerprint, self._clock()),
+                "INSERT INTO session_grants (session_id, tool, spec_fingerprint, project, "
+                "granted_at) SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM session_grants "
+                "WHERE session_id = ? AND tool = ? AND spec_fingerprint = ? AND project IS ?)",
+                (*key, self._clock(), *key),
             )
 
         await self._run(insert)
 
-    async def has_session_grant(self, session_id: str, tool: str, spec_fingerprint: str) -> bool:
+    async def has_session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> bool:
         def select(conn: sqlite3.Connection) -> bool:
             row = conn.execute(
-                "SELECT 1 FROM session_grants "
-                "WHERE session_id = ? AND tool = ? AND spec_fingerprint = ?",
-                (session_id, tool, spec_fingerprint),
+                "SELECT 1 FROM session_grants WHERE session_id = ? AND tool = ? "
+                "AND spec_fingerprint = ? AND project IS ?",
+                (session_id, tool, spec_fingerprint, project),
             ).fetchone()
             return row is not None
 

@@ -64,19 +64,32 @@ class ApprovalStore(Protocol):
         ...
 
     async def find_approved(
-        self, tool: str, spec_fingerprint: str, arguments_hash: str, session_id: str | None
+        self,
+        tool: str,
+        spec_fingerprint: str,
+        arguments_hash: str,
+        session_id: str | None,
+        *,
+        project: str | None = None,
     ) -> ApprovalRequest | None:
-        """An approved, unused, unexpired request bound to exactly this call: a person
-        approved it elsewhere (``invokit approvals approve``) and the model called again."""
+        """An approved, unused, unexpired request bound to exactly this call in ``project``: a
+        person approved it elsewhere (``invokit approvals approve``) and the model called
+        again. A request of another project (or with none, unless ``project`` is ``None``)
+        never matches."""
         ...
 
-    async def grant_session(self, session_id: str, tool: str, spec_fingerprint: str) -> None:
-        """Approve this tool version for the rest of ``session_id``."""
+    async def grant_session(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> None:
+        """Approve this tool version for the rest of ``session_id``, in ``project`` only."""
         ...
 
     async def has_session_grant(
-        self, session_id: str, tool: str, spec_fingerprint: str
-    ) -> bool: ...
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> bool:
+        """Whether a grant of ``session_id`` covers this tool version in ``project`` (a grant
+        recorded without a project covers only ``project=None``)."""
+        ...
 
     async def revoke_session(self, session_id: str) -> None:
         """Forget every grant of ``session_id``."""

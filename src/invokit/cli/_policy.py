@@ -120,7 +120,7 @@ async def _explain(
         if session is not None:
             spec = prepared.spec
             granted = await executor.approvals.has_session_grant(
-                session, spec.name, spec.fingerprint
+                session, spec.name, spec.fingerprint, project=executor.project
             )
             covered = granted and not explanation.decision.targeted
         return explanation, used, covered

@@ -69,6 +69,7 @@ async def ask(
         reason=decision.reason,
         rule=decision.rule,
         session_id=call.session_id,
+        project=ex.project,
         created_at=now,
         expires_at=now + ex.limits.approval_ttl,
     )
@@ -190,6 +191,16 @@ async def decide_request(
     record = await ex.approvals.get(approval_id)
     request = record.request
     call = request.call
+    if request.project != ex.project:
+        # An approval belongs to the project whose executor asked; nothing is recorded here.
+        return ex._failed(
+            call,
+            start,
+            "approval_mismatch",
+            f"The approval request {approval_id} was asked in project {request.project!r}, "
+            f"not in this one ({ex.project!r}); nothing ran and nothing was recorded. Resume "
+            "it where it was asked, or call the tool again here.",
+        )
     if record.status == "expired":
         return ex._failed(
             call,
@@ -249,7 +260,12 @@ async def decide_request(
         )
     args = decided.args
     approved = replace(consumed.request, arguments=args)
-    await remember_scope(ex, prepared, request, decision.scope)
+    # A wider scope covers what runs (a person's edit, with its own requests), never the
+    # arguments the person rejected by editing them.
+    ran = replace(
+        request, arguments=args, arguments_hash=canonical_hash(args), requests=decided.requests
+    )
+    await remember_scope(ex, prepared, ran, decision.scope)
     return await ex._run(
         prepared, call, args, ctx, start, approved=approved, decision=decided.decision
     )

@@ -109,7 +109,7 @@ class Executor(Reporter):
         self.registry: Registry = base
         if self._may_spill(base) and self.artifacts.reader().name not in base:
             self.registry = base.merged([self.artifacts.reader()])
-        self.policy = policy if policy is not None else Policy()
+        self._policy: Policy = policy if policy is not None else Policy()
         if approvals is None:
             from invokit.approvals import MemoryApprovalStore
 
@@ -125,10 +125,20 @@ class Executor(Reporter):
         self._prepared: dict[str, Prepared] = {}
         self.project = project if project is not None else _standing.default_project(self.policy)
         self._always: tuple[StandingRule, ...] = ()
-        self._policy = self.policy
         self.registry.subscribe(self._prepared.clear)
         self._get_loop: Callable[[], Any] | None = None
         self._dog: Watchdog | None = None
+
+    @property
+    def policy(self) -> Policy:
+        """The policy in force. Assigning another one replaces it for every later decision,
+        a resume of a call asked about earlier included (the project stays as it was)."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._policy = policy
+        self._prepared.clear()  # plans compiled for the old policy
 
     def _find_loop(self) -> Callable[[], Any] | None:
         self._get_loop = loop_getter()
@@ -420,8 +430,7 @@ class Executor(Reporter):
         requests = tuple(
             prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
         )
-        await _standing.refresh_standing_rules(self)  # this project's "always" rules count
-        return _standing.standing_policy(self, prepared).explain(args, requests)
+        return await _standing.explain_standing(self, prepared, args, requests)
 
     async def aclose(self) -> None:
         """Tear down tools that were set up, flush and close event sinks and the store."""

@@ -5,10 +5,14 @@ What a person approved for longer than one call, and exactly how far it reaches:
 * a **session grant** covers the approved tool version for the rest of the call's session, but
   never a call that an ``ask`` rule with a body (a target or conditions) asks about
   (``Decision.targeted``): such a call is asked about each time;
-* an **"always" rule** is the narrowest rule for what was approved (:func:`standing_rules_for`),
-  recorded for the executor's ``project`` and, for a tool of a remote MCP server, for that server
-  and the pinned fingerprint of the tool: it applies in no other project, and stops applying when
-  the server changes the tool.
+* a session grant and a one-time approval given elsewhere are bound to the executor's
+  ``project``: an identical call in another project is asked about again;
+* an **"always" rule** says exactly what was approved, for the arguments that actually ran
+  (:func:`standing_rules_for`, see :mod:`invokit.approvals._always`): a target rule for a call
+  with one request that names a target, else one *pinned* rule naming every argument, which
+  covers only a call with exactly those arguments. It is recorded for the executor's ``project``
+  and, for a tool of a remote MCP server, for that server and the pinned fingerprint of the
+  tool: it applies in no other project, and stops applying when the server changes the tool.
 
 Nothing here runs for a call the policy allows or denies outright: only for an ``ask``.
 The store is read on every such call, so rules another process recorded (or revoked) count at
@@ -20,6 +24,7 @@ from __future__ import annotations
 import os
 import posixpath
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +33,7 @@ from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalError, PolicyError
 from invokit.execution._prepared import Prepared
+from invokit.permissions._requests import PermissionRequest
 from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
@@ -64,9 +70,17 @@ def applicable(rules: tuple[StandingRule, ...], spec: ToolSpec) -> tuple[Standin
 
 
 def standing_policy(ex: Executor, prepared: Prepared) -> ToolPolicy:
-    """The executor's policy with the standing rules that apply to this tool, compiled once per
-    set of rules (kept on ``prepared``)."""
-    rules = applicable(ex._always, prepared.spec)
+    """The executor's policy with the standing target rules that apply to this tool, compiled
+    once per set of rules (kept on ``prepared``). Pinned rules are not patterns: they are left
+    out here and matched exactly by :func:`pinned_match`."""
+    from invokit.approvals._always import applies_as_pattern, is_pinned
+
+    spec = prepared.spec
+    rules = tuple(
+        r
+        for r in applicable(ex._always, spec)
+        if not is_pinned(r.rule) and applies_as_pattern(r.rule, spec)
+    )
     key = tuple(r.id for r in rules)
     cached = prepared.standing
     if cached is not None and cached[0] == key:
@@ -79,6 +93,18 @@ def standing_policy(ex: Executor, prepared: Prepared) -> ToolPolicy:
         compiled = ex._policy.with_standing(usable).compile(prepared.spec)
     prepared.standing = (key, compiled)
     return compiled
+
+
+def pinned_match(ex: Executor, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
+    """The pinned standing rule of this project and tool version that names exactly these
+    arguments, if one was recorded."""
+    from invokit.approvals._always import is_pinned, pinned_rule
+
+    pins = [r for r in applicable(ex._always, spec) if is_pinned(r.rule)]
+    if not pins:
+        return None
+    wanted = pinned_rule(spec.name, args)
+    return next((r for r in pins if r.rule == wanted), None) if wanted is not None else None
 
 
 def _readable(policy: Policy, rule: StandingRule) -> bool:
@@ -100,16 +126,20 @@ async def standing_grant(
     spec = prepared.spec
     try:
         await refresh_standing_rules(ex)
-        if applicable(ex._always, spec) and _covered(ex, prepared, call, args):
+        if applicable(ex._always, spec) and (
+            pinned_match(ex, spec, args) is not None or _covered(ex, prepared, call, args)
+        ):
             return True
         if (
             call.session_id is not None
             and not decision.targeted
-            and await ex.approvals.has_session_grant(call.session_id, spec.name, spec.fingerprint)
+            and await ex.approvals.has_session_grant(
+                call.session_id, spec.name, spec.fingerprint, project=ex.project
+            )
         ):
             return True
         request = await ex.approvals.find_approved(
-            spec.name, spec.fingerprint, canonical_hash(args), call.session_id
+            spec.name, spec.fingerprint, canonical_hash(args), call.session_id, project=ex.project
         )
         if request is None:
             return None
@@ -162,7 +192,9 @@ async def record_scope(
     executor's project (and, for a remote tool, bound to its server and pinned version)."""
     session_id = request.call.session_id
     if scope == "session" and session_id is not None:
-        await ex.approvals.grant_session(session_id, prepared.spec.name, prepared.spec.fingerprint)
+        await ex.approvals.grant_session(
+            session_id, prepared.spec.name, prepared.spec.fingerprint, project=ex.project
+        )
     elif scope == "always":
         rules = standing_rules_for(prepared.spec, request)
         if rules is None:
@@ -193,23 +225,39 @@ async def _decided_by(ex: Executor, approval_id: str) -> str | None:
 
 
 def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
-    """The "approve always" rules for exactly what a person approved, or ``None`` when no rule
-    can say it exactly (words or paths with surrounding spaces, a rule that does not read back
-    or does not cover the call)."""
-    from invokit.permissions import Policy, ShellExec, rule_for
+    """The "approve always" rules for exactly what a person approved (``request`` holds the
+    arguments and requests that ran), or ``None`` when no rule can say it exactly; see
+    :func:`invokit.approvals.always_rule_preview`."""
+    from invokit.approvals import always_rule_preview
 
-    for item in request.requests:
-        words = item.argv if isinstance(item, ShellExec) else (item.target(),)
-        if any(not word or word != word.strip() for word in words):
-            return None
-    rules = [rule_for(spec.name, r) for r in request.requests] or [rule_for(spec.name)]
-    try:
-        standing = Policy(default="deny", extra_allow=rules)
-    except PolicyError:
-        return None
-    if standing.decide(spec, request.arguments, request.requests).verdict != "allow":
-        return None
-    return rules
+    return always_rule_preview(spec, request)
+
+
+async def explain_standing(
+    ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
+) -> Explanation:
+    """The policy's explanation with this project's standing rules: target rules as patterns,
+    and a pinned rule that names exactly these arguments as the decisive "allow always" of a
+    call the policy would ask about (a deny still wins)."""
+    from invokit.permissions import Decision, RuleMatch
+
+    await refresh_standing_rules(ex)
+    explanation = standing_policy(ex, prepared).explain(args, requests)
+    if explanation.decision.verdict != "ask":
+        return explanation
+    pinned = pinned_match(ex, prepared.spec, args)
+    if pinned is None:
+        return explanation
+    decision = Decision(
+        verdict="allow",
+        reason=f"approved always by rule {pinned.rule!r} (exactly these arguments)",
+        rule=pinned.rule,
+        targeted=explanation.decision.targeted,
+        standing=True,
+    )
+    match = RuleMatch(rule=pinned.rule, verdict="allow", subject=None, decisive=True, standing=True)
+    others = tuple(replace(m, decisive=False) for m in explanation.matches)
+    return replace(explanation, decision=decision, matches=(match, *others), default_used=False)
 
 
 async def explain_with_standing(ex: Executor, call: ToolCall) -> Explanation:
@@ -218,7 +266,6 @@ async def explain_with_standing(ex: Executor, call: ToolCall) -> Explanation:
     prepared = ex._lookup(call.name)
     if prepared is None:
         raise KeyError(ex._not_found(call))
-    await refresh_standing_rules(ex)
     args = prepared.validator(call.arguments)
     requests = tuple(prepared.tool.permissions(args, ToolContext(call, resources=ex.resources)))
-    return standing_policy(ex, prepared).explain(args, requests)
+    return await explain_standing(ex, prepared, args, requests)
