@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from invokit.cli._app import build_app
 from invokit.cli._config import read_source
+from invokit.cli._trust import pins_of
 from invokit.cli._trustfile import TRUST_FILE, TrustStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -70,6 +71,8 @@ def subprocess_env(state: Path) -> dict[str, str]:
 
 
 def trust_config(file: Path, state: Path) -> Path:
-    """Record ``file``, as it is now, as trusted by a person (what `invokit trust` does)."""
-    TrustStore(state / TRUST_FILE).trust(file, read_source(file).sha256, by="test")
+    """Record ``file``, as it is now, and the code it runs, as trusted by a person (what
+    `invokit trust` does)."""
+    source = read_source(file)
+    TrustStore(state / TRUST_FILE).trust(file, source.sha256, by="test", pins=pins_of(source))
     return file
