@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,15 @@ from invokit.cli._trustfile import TRUST_FILE, TrustStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS_PARENT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _bytecode_prefix() -> Iterator[None]:
+    """`sys.pycache_prefix`, which a [tools.python] config sets for the rest of the process,
+    is put back after each in-process test."""
+    before = sys.pycache_prefix
+    yield
+    sys.pycache_prefix = before
 
 
 @pytest.fixture

@@ -130,6 +130,14 @@ def show(
             style="yellow",
         )
     )
+    if source.path.is_symlink():
+        target = visible(str(source.path.resolve()))
+        console.print(
+            Text(
+                f"It is a symbolic link to {target}; trusting it trusts this link path only.",
+                style="bold yellow",
+            )
+        )
     if previous is not None:
         when = datetime.datetime.fromtimestamp(previous.trusted_at).isoformat(timespec="seconds")
         console.print(Text(f"It changed since it was trusted ({when}).", style="bold yellow"))
@@ -181,6 +189,7 @@ def _entry_data(entry: TrustedConfig) -> dict[str, object]:
         "trusted_at": entry.trusted_at,
         "by": entry.by,
         "status": status,
+        "pins": dict(entry.pins),
     }
 
 
