@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,20 @@ from typer.testing import CliRunner
 
 from invokit.cli._app import build_app
 from invokit.cli._config import read_source
+from invokit.cli._trust import pins_of
 from invokit.cli._trustfile import TRUST_FILE, TrustStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS_PARENT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _bytecode_prefix() -> Iterator[None]:
+    """`sys.pycache_prefix`, which a [tools.python] config sets for the rest of the process,
+    is put back after each in-process test."""
+    before = sys.pycache_prefix
+    yield
+    sys.pycache_prefix = before
 
 
 @pytest.fixture
@@ -70,6 +81,8 @@ def subprocess_env(state: Path) -> dict[str, str]:
 
 
 def trust_config(file: Path, state: Path) -> Path:
-    """Record ``file``, as it is now, as trusted by a person (what `invokit trust` does)."""
-    TrustStore(state / TRUST_FILE).trust(file, read_source(file).sha256, by="test")
+    """Record ``file``, as it is now, and the code it runs, as trusted by a person (what
+    `invokit trust` does)."""
+    source = read_source(file)
+    TrustStore(state / TRUST_FILE).trust(file, source.sha256, by="test", pins=pins_of(source))
     return file

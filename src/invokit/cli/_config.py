@@ -49,7 +49,14 @@ class UntrustedConfigError(ConfigError):
         command: what a person runs to review and trust it.
     """
 
-    def __init__(self, path: Path, *, changed: bool, declined: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        changed: bool,
+        declined: bool = False,
+        code: tuple[str, ...] = (),
+    ) -> None:
         import shlex
 
         self.path = path
@@ -59,6 +66,11 @@ class UntrustedConfigError(ConfigError):
             problem = "not trusted, so not used (nothing from it was loaded or started)"
         else:
             state = "changed since it was trusted" if changed else "not trusted yet"
+            if code:
+                state = (
+                    "the code it runs changed or moved since it was trusted "
+                    f"({_visible_line(', '.join(code))})"
+                )
             problem = (
                 f"{state}: a configuration inside the served root decides what may run, so it "
                 f"is used only after a person has reviewed it; review it and run: {self.command}"
@@ -165,7 +177,9 @@ def default_config(root: str | os.PathLike[str] = ".") -> Config:
 
 
 def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
-    """``invokit.toml`` in ``start`` if there is one (no search upwards: no surprises)."""
+    """``invokit.toml`` in ``start`` if there is one (no search upwards: no surprises). It is
+    returned as found: a symbolic link stays the link (trusted, and its folder used as the
+    base, by that path, never by where it points)."""
     candidate = Path(start) / CONFIG_NAME
     return candidate if candidate.is_file() else None
 
@@ -201,7 +215,9 @@ def parse_config(text: str, *, source: Path) -> Config:
             line = max(1, len(text.splitlines()))
         raise ConfigError(f"not valid TOML: {exc}", source=shown, line=line) from None
     checker = _Checker(text, shown)
-    base = source.resolve().parent
+    # The folder the file was found in, links not followed: a link planted as
+    # <root>/invokit.toml must not move the root to wherever it points.
+    base = Path(os.path.abspath(source)).parent
     checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp"})
     root_text = checker.string(document, (), "root", default=".")
     root = (base / root_text).resolve()

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from invokit.cli._config import CONFIG_NAME, Config, ConfigError
+from invokit.exceptions import DuplicateToolName, InvalidToolDefinition
 from invokit.permissions import Policy
 from invokit.registry import Registry, ToolRegistry
 
@@ -102,8 +103,9 @@ def protected_paths(
 
     They are: the configuration in use, ``<root>/invokit.toml`` whether it exists yet or not (a
     later run would pick it up), the ``--policy`` file, invokit's state directory (approvals,
-    audit log, MCP pins, trusted configurations) and the source files of the ``[tools.python]``
-    modules (``modules``). Each is given absolute, as written and with links resolved when
+    audit log, MCP pins, trusted configurations) and the code inside the root that the
+    configuration runs (``modules``: ``invokit.cli._pins.code_paths``). A path inside another
+    one is left out (the folder protects it). Each is given absolute, as written and with links resolved when
     that differs. The built-in toolsets take this tuple as ``protected=`` to refuse the same
     paths by their real location (links included) and to mount them read-only in the sandbox.
     """
@@ -121,7 +123,9 @@ def protected_paths(
         for form in (absolute, absolute.resolve()):
             if form not in out:
                 out.append(form)
-    return tuple(out)
+    # A path below another protected folder is protected with it (and a link there, such as a
+    # venv's bin/python, must not make the sandbox refuse to run).
+    return tuple(path for path in out if not any(other in path.parents for other in out))
 
 
 PROTECT_REASON = (
@@ -204,16 +208,23 @@ def default_registry(
         from invokit.builtin.shell import shell
 
         settings = config.shell
-        parts.append(
-            shell(
-                allow=shell_rules,
-                root=config.root,
-                sandbox=settings.sandbox if settings else "auto",
-                timeout=settings.timeout if settings else 30.0,
-                network=settings.network if settings else False,
-                protected=protected,
+        try:
+            parts.append(
+                shell(
+                    allow=shell_rules,
+                    root=config.root,
+                    sandbox=settings.sandbox if settings else "auto",
+                    timeout=settings.timeout if settings else 30.0,
+                    network=settings.network if settings else False,
+                    protected=protected,
+                )
             )
-        )
+        except InvalidToolDefinition as exc:
+            where = "[tools.shell] allow" if settings else "--allow-shell"
+            raise ConfigError(
+                f'{where}: {exc}; each rule names its program (e.g. "git status", "ls *")',
+                source=str(config.source or where),
+            ) from None
     if config.http is not None:
         from invokit.builtin.http import http
 
@@ -224,11 +235,34 @@ def default_registry(
                 timeout=config.http.timeout,
             )
         )
+    if config.python:
+        private_pycache()
     parts += [imported(reference) for reference in config.python]
     registry: Registry = ToolRegistry([])
     for part in parts:
-        registry = registry.merged(part)
+        try:
+            registry = registry.merged(part)
+        except DuplicateToolName as exc:
+            raise ConfigError(
+                f"{exc}; rename one of them, or leave out the [tools.python] import or the "
+                "built-in toolset that defines it",
+                source=str(config.source or "invokit.toml"),
+            ) from None
     return registry
+
+
+def private_pycache() -> Path:
+    """Make Python read and write bytecode only in ``pycache`` of the private state directory
+    (``sys.pycache_prefix``), for the rest of this process: a ``__pycache__/*.pyc`` planted
+    beside a module's sources (inside the root, matching their mtime and size) is never read.
+    """
+    import sys
+
+    from invokit._state import private_dir, state_dir
+
+    prefix = private_dir(state_dir() / "pycache")
+    sys.pycache_prefix = str(prefix)
+    return prefix
 
 
 def imported(reference: str) -> Registry:

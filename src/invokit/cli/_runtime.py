@@ -34,7 +34,7 @@ from invokit.cli._defaults import (
     rule_reasons,
 )
 from invokit.cli._trust import require_trust
-from invokit.exceptions import PolicyError
+from invokit.exceptions import DuplicateToolName, PolicyError
 from invokit.execution import Approver, EventSink, Executor
 from invokit.permissions import Policy
 from invokit.permissions._toml import load_text
@@ -102,7 +102,10 @@ def resolve_config(options: Options, *, interactive: bool | None = None) -> Conf
             f"the root {config.root} is not a directory", source=str(config.source or ".")
         )
     if read is not None and (not explicit or _inside(read.path, config.root)):
-        require_trust(read, root=config.root, interactive=interactive)
+        from invokit.cli._pins import code_pins
+
+        pins = code_pins(config, config.root)
+        require_trust(read, root=config.root, interactive=interactive, pins=pins)
     return config
 
 
@@ -183,27 +186,14 @@ def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Pol
 
 
 def module_files(config: Config) -> tuple[Path, ...]:
-    """Where each ``[tools.python]`` module inside the root lives: its top-level package
-    folder, or its file. Rewritten, it would run as code at the next start. Found without
-    importing anything (``importlib.util.find_spec`` of the top-level name)."""
-    from importlib.util import find_spec
+    """The code inside the root that ``config`` runs on the host, and where a shadow of it
+    would be planted (:func:`invokit.cli._pins.code_paths`): each ``[tools.python]`` module's
+    files, ``NAME/``, ``NAME.*`` and ``__pycache__/`` where it resolves, the ``[mcp.servers]``
+    commands and scripts, and invokit's own environment. Rewritten, each would run as code at
+    the next start. Found without importing anything."""
+    from invokit.cli._pins import code_paths
 
-    out: list[Path] = []
-    for reference in config.python:
-        top = reference.partition(":")[0].split(".")[0]
-        try:
-            spec = find_spec(top)
-        except (ImportError, ValueError):
-            continue  # importing it will say what is wrong
-        if spec is None:
-            continue
-        locations = list(spec.submodule_search_locations or ())
-        found = [Path(p) for p in locations] or ([Path(spec.origin)] if spec.origin else [])
-        for path in found:
-            path = path.resolve()
-            if path.exists() and _inside(path, config.root) and path not in out:
-                out.append(path)
-    return tuple(out)
+    return code_paths(config)
 
 
 def build_executor(
@@ -261,7 +251,14 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
                 f"cannot use MCP server {server.name!r}: {exc}", source=str(setup.config.source)
             ) from None
         stack.push_async_callback(toolset.aclose)
-        registry = registry.merged(toolset)
+        try:
+            registry = registry.merged(toolset)
+        except DuplicateToolName as exc:
+            raise ConfigError(
+                f"MCP server {server.name!r} has a tool named like one already served ({exc}); "
+                f'give it another prefix ([mcp.servers.{server.name}] prefix = "...")',
+                source=str(setup.config.source),
+            ) from None
     return registry
 
 

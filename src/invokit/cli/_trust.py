@@ -6,7 +6,10 @@ A repository can ship an ``invokit.toml`` that allows everything or starts a pro
 a file is shown to the person in a terminal, with its control characters made visible, and
 used only once they accept it; without a terminal the command refuses with one line that names
 the command to run. What was accepted is pinned by its SHA-256 (``_trustfile``): a changed file
-asks again.
+asks again. The record is keyed by the path as found (a link is not the file it points to)
+and also pins the code the file runs from inside the root (``_pins.code_pins``): a
+``[tools.python]`` module that now resolves elsewhere, or a module or ``[mcp.servers]`` script
+whose source changed, asks again too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import datetime
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -44,33 +48,50 @@ def trust_store(root: Path) -> TrustStore:
         ) from None
 
 
-def require_trust(source: ConfigSource, *, root: Path, interactive: bool | None = None) -> None:
+def require_trust(
+    source: ConfigSource,
+    *,
+    root: Path,
+    interactive: bool | None = None,
+    pins: Mapping[str, str] | None = None,
+) -> None:
     """Return when a person trusts ``source`` as it is now; else ask them, or refuse.
 
     Args:
         source: the file, read once (what is shown is what is hashed and then parsed).
         root: the served root (the trust file may not be inside it).
         interactive: whether a person can be asked here (default: stdin is a terminal).
+        pins: the code it runs as it is now (``_pins.code_pins``); it must be what was trusted.
 
     Raises:
         UntrustedConfigError: no person trusted these bytes, and none could be asked or they
             said no.
     """
     store = trust_store(root)
+    pinned = dict(pins or {})
     previous = store.get(source.path)
-    if previous is not None and previous.sha256 == source.sha256:
+    if previous is not None and previous.sha256 == source.sha256 and previous.pins == pinned:
         return
     path = Path(trust_key(source.path))
     changed = previous is not None
+    code = changed_code(previous, pinned) if previous and previous.sha256 == source.sha256 else ()
     if interactive is None:
         interactive = _terminal()
     if not interactive:
-        raise UntrustedConfigError(path, changed=changed)
+        raise UntrustedConfigError(path, changed=changed, code=code)
     console = stderr()
-    show(console, source, previous=previous, why="it lies inside the served root")
+    show(console, source, previous=previous, why="it lies inside the served root", pins=pinned)
+    if code:
+        console.print(Text(f"The code it runs changed: {visible(', '.join(code))}", style="bold"))
     if not confirm(console):
         raise UntrustedConfigError(path, changed=changed, declined=True)
-    store.trust(source.path, source.sha256, by="terminal")
+    store.trust(source.path, source.sha256, by="terminal", pins=pinned)
+
+
+def changed_code(previous: TrustedConfig | None, pins: Mapping[str, str]) -> tuple[str, ...]:
+    """The pinned modules and files that differ from what was trusted, sorted."""
+    before = dict(previous.pins) if previous is not None else {}
+    return tuple(sorted(k for k in {*before, *pins} if before.get(k) != pins.get(k)))
 
 
 def _terminal() -> bool:
@@ -92,7 +113,12 @@ def visible(text: str) -> str:
 
 
 def show(
-    console: Console, source: ConfigSource, *, previous: TrustedConfig | None, why: str
+    console: Console,
+    source: ConfigSource,
+    *,
+    previous: TrustedConfig | None,
+    why: str,
+    pins: Mapping[str, str] | None = None,
 ) -> None:
     """The file, inert and numbered, with what trusting it means."""
     path = visible(trust_key(source.path))
@@ -104,6 +130,14 @@ def show(
             style="yellow",
         )
     )
+    if source.path.is_symlink():
+        target = visible(str(source.path.resolve()))
+        console.print(
+            Text(
+                f"It is a symbolic link to {target}; trusting it trusts this link path only.",
+                style="bold yellow",
+            )
+        )
     if previous is not None:
         when = datetime.datetime.fromtimestamp(previous.trusted_at).isoformat(timespec="seconds")
         console.print(Text(f"It changed since it was trusted ({when}).", style="bold yellow"))
@@ -115,6 +149,9 @@ def show(
         console.print(Text.assemble((f"{number:>{width}} │ ", "dim"), line), soft_wrap=True)
     if not lines:
         console.print(Text("(the file is empty)", style="dim"))
+    for key, value in sorted((pins or {}).items()):
+        if not key.startswith("python:"):
+            console.print(Text(f"pinned {value[:12]}  {visible(key)}", style="dim"))
 
 
 def confirm(console: Console) -> bool:
@@ -124,6 +161,19 @@ def confirm(console: Console) -> bool:
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def pins_of(source: ConfigSource) -> dict[str, str]:
+    """The code ``source`` runs (nothing for a file that is not a valid configuration, such as
+    a ``--policy`` file: it runs no code)."""
+    from invokit.cli._config import parse_config
+    from invokit.cli._pins import code_pins
+
+    try:
+        config = parse_config(source.text, source=source.path)
+    except ConfigError:
+        return {}
+    return code_pins(config, config.root)
 
 
 def _entry_data(entry: TrustedConfig) -> dict[str, object]:
@@ -139,6 +189,7 @@ def _entry_data(entry: TrustedConfig) -> dict[str, object]:
         "trusted_at": entry.trusted_at,
         "by": entry.by,
         "status": status,
+        "pins": dict(entry.pins),
     }
 
 
@@ -181,8 +232,14 @@ def register(app: typer.Typer) -> None:
             file = path if path is not None else Path(CONFIG_NAME)
             source = read_source(file)
             store = trust_store(Path(trust_key(file)).parent)
+            pins = pins_of(source)
             previous = store.get(file)
-            if previous is not None and previous.sha256 == source.sha256 and not as_json:
+            if (
+                previous is not None
+                and previous.sha256 == source.sha256
+                and previous.pins == pins
+                and not as_json
+            ):
                 stdout().print(Text(f"Already trusted: {visible(trust_key(file))}"))
                 raise typer.Exit(OK)
             if not yes:
@@ -194,10 +251,16 @@ def register(app: typer.Typer) -> None:
                         as_json=as_json,
                     )
                 console = stderr()
-                show(console, source, previous=previous, why="trusting it lets invokit use it")
+                show(
+                    console,
+                    source,
+                    previous=previous,
+                    why="trusting it lets invokit use it",
+                    pins=pins,
+                )
                 if not confirm(console):
                     fail("not trusted", TOOL_ERROR, as_json=as_json)
-            done = store.trust(file, source.sha256, by="invokit trust")
+            done = store.trust(file, source.sha256, by="invokit trust", pins=pins)
             if as_json:
                 print_json({"trusted": [_entry_data(done)]})
             else:

@@ -3,8 +3,12 @@
 A configuration found inside a served root (a repository's own ``invokit.toml``) decides what
 may run, so it is used only once a person has seen it. What they accepted is recorded here, in
 a private file of the state directory (``trusted-configs.json``, 0600, written atomically),
-keyed by the file's resolved absolute path; a file whose bytes changed is not trusted until
-someone looks again.
+keyed by the file's absolute path as found (links not resolved: a link planted at
+``<root>/invokit.toml`` is a different file from the one it points to, trusted only if that link
+path itself was trusted); a file whose bytes changed is not trusted until someone looks again.
+Each record also pins the code the configuration runs from inside the root (``pins``: the
+source files of its ``[tools.python]`` modules and ``[mcp.servers]`` scripts, by SHA-256, and
+where each module resolves): code that changed or moved is not trusted either.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +29,9 @@ TRUST_FILE = "trusted-configs.json"
 
 
 def trust_key(file: str | os.PathLike[str]) -> str:
-    """The key of ``file`` in the trust file: its resolved absolute path."""
-    return str(Path(file).expanduser().resolve())
+    """The key of ``file`` in the trust file: its absolute path as written, links not resolved
+    (``..`` is collapsed lexically)."""
+    return os.path.abspath(Path(file).expanduser())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -34,13 +39,16 @@ class TrustedConfig:
     """One configuration file a person trusted."""
 
     path: str
-    """The file's resolved absolute path."""
+    """The file's absolute path as found (links not resolved)."""
     sha256: str
     """The SHA-256 of the bytes the person saw."""
     trusted_at: float
     """``time.time()`` when it was trusted."""
     by: str
     """Who or what recorded it (``invokit trust``, ``terminal``)."""
+    pins: Mapping[str, str] = field(default_factory=dict)
+    """The code it runs, as it was when trusted (``invokit.cli._pins.code_pins``): a source
+    file's absolute path -> its SHA-256, ``python:NAME`` -> where the module resolved."""
 
 
 class TrustStore:
@@ -98,18 +106,34 @@ class TrustStore:
         entry = self._read().get(key)
         return _entry(key, entry) if isinstance(entry, dict) else None
 
-    def trusts(self, file: str | os.PathLike[str], sha256: str) -> bool:
-        """Whether ``file`` was trusted with exactly these bytes."""
+    def trusts(
+        self, file: str | os.PathLike[str], sha256: str, pins: Mapping[str, str] | None = None
+    ) -> bool:
+        """Whether ``file`` was trusted with exactly these bytes and this code (``pins``)."""
         found = self.get(file)
-        return found is not None and found.sha256 == sha256
+        return found is not None and found.sha256 == sha256 and dict(found.pins) == dict(pins or {})
 
-    def trust(self, file: str | os.PathLike[str], sha256: str, *, by: str) -> TrustedConfig:
-        """Record that a person trusts ``file`` as it is (``sha256`` of its bytes)."""
+    def trust(
+        self,
+        file: str | os.PathLike[str],
+        sha256: str,
+        *,
+        by: str,
+        pins: Mapping[str, str] | None = None,
+    ) -> TrustedConfig:
+        """Record that a person trusts ``file`` as it is (``sha256`` of its bytes) and the code
+        it runs as it is (``pins``)."""
         key = trust_key(file)
-        entry = TrustedConfig(path=key, sha256=sha256, trusted_at=time.time(), by=by)
+        pinned = dict(pins or {})
+        entry = TrustedConfig(path=key, sha256=sha256, trusted_at=time.time(), by=by, pins=pinned)
         with self._lock:
             trusted = self._read()
-            trusted[key] = {"sha256": sha256, "trusted_at": entry.trusted_at, "by": by}
+            trusted[key] = {
+                "sha256": sha256,
+                "trusted_at": entry.trusted_at,
+                "by": by,
+                "pins": pinned,
+            }
             self._write(trusted)
         return entry
 
@@ -132,7 +156,9 @@ class TrustStore:
 
 
 def _entry(key: str, entry: dict[str, Any]) -> TrustedConfig:
+    pins = entry.get("pins")
     return TrustedConfig(
+        pins={str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {},
         path=key,
         sha256=str(entry.get("sha256", "")),
         trusted_at=float(entry.get("trusted_at", 0.0)),
