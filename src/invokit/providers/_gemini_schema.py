@@ -11,6 +11,11 @@ string-only ``enum``, ``anyOf`` but no ``oneOf``/``allOf``, and no references. S
 - an ``enum``/``const`` of non-strings is dropped, and the allowed values are written into the
   description so the model still reads them;
 - other keywords Gemini lacks are dropped, each recorded with its effect.
+
+Inlining is exponential in the nesting of references that are used more than once, so it is
+bounded: a schema whose lowered form would hold more than four times the nodes of the
+original (plus 2,000), or that nests deeper than 64 levels, raises :class:`UnsupportedSchema`
+naming the tool (``schema="json"`` or ``"auto"`` sends it as JSON Schema, ``$defs`` and all).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.exceptions import UnsupportedSchema
-from invokit.providers._refs import JSON_TYPE_OF, escape, resolve_ref
+from invokit.providers._refs import JSON_TYPE_OF, MAX_DEPTH, escape, inline_budget, resolve_ref
 from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "gemini"
@@ -76,6 +81,8 @@ class _GeminiLowering:
         self.tool = tool
         self.root = root
         self.changes: list[Change] = []
+        self.budget = inline_budget(root)
+        self.depth = 0
 
     def fail(self, path: str, keyword: str, reason: str) -> UnsupportedSchema:
         return UnsupportedSchema(
@@ -95,6 +102,24 @@ class _GeminiLowering:
         )
 
     def node(self, schema: Any, path: str, refs: tuple[str, ...]) -> dict[str, Any]:
+        self.budget -= 1
+        if self.budget < 0:
+            raise self.fail(
+                path or "/",
+                "$ref",
+                "inlining its references would make the schema more than four times its own "
+                "size; declare the tools with schema='json' (or 'auto') to send JSON Schema "
+                "with its $defs",
+            )
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(path, "type", f"nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.lower(schema, path, refs)
+        finally:
+            self.depth -= 1
+
+    def lower(self, schema: Any, path: str, refs: tuple[str, ...]) -> dict[str, Any]:
         if schema is True:
             return {}
         if not isinstance(schema, Mapping):
