@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,26 +22,15 @@ MAX_DEPTH = 64
 and walking them would only spend the stack)."""
 
 
-def node_count(schema: Any) -> int:
-    """How many objects and arrays ``schema`` holds, counted without recursion."""
-    count = 0
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            count += 1
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            count += 1
-            stack.extend(node)
-    return count
-
-
 def inline_budget(schema: Any) -> int:
-    """How many schema nodes a lowering may produce from ``schema``: four times its own size
-    plus 2,000. Ordinary schemas stay far below; only references inlined again and again
-    (growth exponential in their nesting) reach it."""
-    return 4 * node_count(schema) + 2_000
+    """How many schema nodes a lowering may produce from ``schema``: twice its length as JSON
+    (every node takes at least two characters, so at least four times its node count) plus
+    2,000. Ordinary schemas stay far below; only references inlined again and again (growth
+    exponential in their nesting) reach it."""
+    try:
+        return 2 * len(json.dumps(schema, default=str)) + 2_000
+    except (RecursionError, ValueError):  # nested too deep to write: the depth cap refuses it
+        return 2_000
 
 
 def accepts_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool | None:
@@ -102,6 +92,8 @@ _NULL_NEUTRAL = frozenset(
 
 def escape(key: str) -> str:
     """``key`` as one JSON pointer segment."""
+    if "~" not in key and "/" not in key:
+        return key
     return key.replace("~", "~0").replace("/", "~1")
 
 
