@@ -81,7 +81,10 @@ class _GeminiLowering:
         self.tool = tool
         self.root = root
         self.changes: list[Change] = []
-        self.budget = inline_budget(root)
+        # Nodes produced, and the most allowed: set at the first inlining, since only
+        # inlining can grow the output past the input.
+        self.produced = 0
+        self.budget: int | None = None
         self.depth = 0
 
     def fail(self, path: str, keyword: str, reason: str) -> UnsupportedSchema:
@@ -102,8 +105,8 @@ class _GeminiLowering:
         )
 
     def node(self, schema: Any, path: str, refs: tuple[str, ...]) -> dict[str, Any]:
-        self.budget -= 1
-        if self.budget < 0:
+        self.produced += 1
+        if self.budget is not None and self.produced > self.budget:
             raise self.fail(
                 path or "/",
                 "$ref",
@@ -146,8 +149,16 @@ class _GeminiLowering:
             out["type"] = TYPES["null"]
             nullable = False
         for key, value in schema.items():
-            if key not in skip:
-                self.keyword(key, value, schema, out, f"{path}/{escape(key)}", refs)
+            if key in skip or key in ("type", "anyOf", "oneOf"):
+                continue
+            if key in _KEPT:
+                if key != "description":
+                    out[key] = value
+                    continue
+                if "description" not in out:  # enum() may have extended it already
+                    out[key] = value
+                continue
+            self.keyword(key, value, schema, out, f"{path}/{escape(key)}", refs)
         if nullable:
             out["nullable"] = True
         return out
@@ -252,6 +263,8 @@ class _GeminiLowering:
             raise self.fail(f"{path}/$ref", "$ref", str(error)) from None
         if not isinstance(target, Mapping):
             raise self.fail(f"{path}/$ref", "$ref", f"{ref} is not a schema object")
+        if self.budget is None:
+            self.budget = inline_budget(self.root)
         self.note(f"{path}/$ref", "$ref", "inlined", "none", f"{ref} inlined")
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         return {**target, **siblings}

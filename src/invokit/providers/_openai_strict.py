@@ -71,13 +71,12 @@ def lower_strict(tool: str, schema: Mapping[str, Any]) -> tuple[dict[str, Any], 
     Raises:
         UnsupportedSchema: a part of the schema has no strict form; names the keyword.
     """
-    budget = inline_budget(schema)
     checks = SubschemaChecks(schema)
-    lowering = _StrictLowering(tool, schema, checks, budget=budget, hoist=False)
+    lowering = _StrictLowering(tool, schema, checks, hoist=False)
     try:
         return lowering.run(), lowering.changes
     except _OverBudget:
-        lowering = _StrictLowering(tool, schema, checks, budget=None, hoist=True)
+        lowering = _StrictLowering(tool, schema, checks, hoist=True)
         return lowering.run(), lowering.changes
 
 
@@ -92,7 +91,6 @@ class _StrictLowering:
         root: Mapping[str, Any],
         checks: SubschemaChecks,
         *,
-        budget: int | None,
         hoist: bool,
     ) -> None:
         self.tool = tool
@@ -100,7 +98,10 @@ class _StrictLowering:
         self.checks = checks
         self.changes: list[Change] = []
         self.inlining: list[str] = []
-        self.budget = budget
+        # Nodes produced, and the most allowed: set at the first inlining (only inlining can
+        # grow the output past the input), and never in hoist mode (linear by construction).
+        self.produced = 0
+        self.budget: int | None = None
         self.hoist = hoist
         self.depth = 0
         # hoist mode: id of a $ref-with-siblings node -> its $defs name; the nodes are kept
@@ -142,10 +143,9 @@ class _StrictLowering:
         return out
 
     def node(self, schema: Any, path: str) -> dict[str, Any]:
-        if self.budget is not None:
-            self.budget -= 1
-            if self.budget < 0:
-                raise _OverBudget
+        self.produced += 1
+        if self.budget is not None and self.produced > self.budget:
+            raise _OverBudget
         if self.depth >= MAX_DEPTH:
             raise self.fail(path, "type", f"nested deeper than {MAX_DEPTH} levels")
         self.depth += 1
@@ -167,10 +167,13 @@ class _StrictLowering:
         schema = self.flatten_all_of(schema, path)
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            at = f"{path}/{escape(key)}"
             if key in _KEPT:
                 out[key] = value
-            elif key == "format":
+                continue
+            if key in _OBJECT_KEYS:
+                continue
+            at = f"{path}/{escape(key)}"
+            if key == "format":
                 if value in _FORMATS:
                     out[key] = value
                 else:
@@ -222,6 +225,8 @@ class _StrictLowering:
                 self.note(f"{path}/{key}", key, "dropped", effect, "beside a recursive $ref")
             return {"$ref": ref}
         # Strict mode wants a bare $ref; merge the target in so the siblings survive.
+        if self.budget is None:
+            self.budget = inline_budget(self.root)
         self.note(f"{path}/$ref", "$ref", "inlined", "none", f"{ref} inlined to keep its siblings")
         self.inlining.append(ref)
         try:

@@ -19,6 +19,8 @@ _UNKNOWN = "?"
 _cache: dict[Any, str] = {}
 """Per annotation, its schema as JSON text (or ``_UNKNOWN``); copies are made by parsing."""
 _MAX_CACHE = 4_096
+_flat: dict[str, dict[str, Any]] = {}
+"""Schemas without nested containers, by their JSON text."""
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -29,11 +31,22 @@ _SCALARS: dict[Any, dict[str, Any]] = {
 }
 
 
-def plain_schema(annotation: Any) -> dict[str, Any] | None:
-    """A fresh JSON Schema for ``annotation``, or ``None`` when it is outside the grammar."""
-    # Unions compare equal whatever their order (``int | str == str | int``) but are described
-    # in their order, so all but plain classes are also keyed by their repr.
-    key = annotation if isinstance(annotation, type) else (annotation, repr(annotation))
+def annotation_key(annotation: Any) -> Any:
+    """What caches of facts about ``annotation`` are keyed by.
+
+    Unions compare equal whatever their order (``int | str == str | int``) but are described
+    in their order, so all but plain classes are also keyed by their repr.
+    """
+    return annotation if isinstance(annotation, type) else (annotation, repr(annotation))
+
+
+def plain_schema(annotation: Any, key: Any = None) -> dict[str, Any] | None:
+    """A fresh JSON Schema for ``annotation``, or ``None`` when it is outside the grammar.
+
+    ``key`` is :func:`annotation_key` of it, when the caller has it already.
+    """
+    if key is None:
+        key = annotation_key(annotation)
     try:
         known = _cache.get(key)
     except TypeError:  # an unhashable annotation: leave it to pydantic
@@ -45,7 +58,12 @@ def plain_schema(annotation: Any) -> dict[str, Any] | None:
             _cache[key] = known
     if known == _UNKNOWN:
         return None
+    flat = _flat.get(known)
+    if flat is not None:  # no nested containers: a shallow copy is a full one
+        return dict(flat)
     copy: dict[str, Any] = json.loads(known)
+    if len(_flat) < _MAX_CACHE and not any(isinstance(v, dict | list) for v in copy.values()):
+        _flat[known] = dict(copy)
     return copy
 
 

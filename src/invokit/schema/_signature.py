@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from invokit.exceptions import InvalidToolDefinition
 from invokit.schema._docstrings import parse_docstring
-from invokit.schema._plain_schema import plain_default, plain_schema
+from invokit.schema._plain_schema import annotation_key, plain_default, plain_schema
 
 _PLAIN_LEAVES: frozenset[Any] = frozenset({str, bool, float, Any, object, type(None), None})
 
@@ -46,14 +46,16 @@ def read_signature(
         Exception
     ) as exc:  # a hint that cannot be resolved is a definition error, not a crash later
         raise InvalidToolDefinition(f"type hints cannot be resolved: {exc}", tool=tool) from None
-    doc = parse_docstring(inspect.getdoc(fn))
+    # A function's own __doc__ is what inspect.getdoc gives (parse_docstring cleans it once).
+    raw_doc = fn.__doc__ if inspect.isfunction(fn) else inspect.getdoc(fn)
+    doc = parse_docstring(raw_doc if isinstance(raw_doc, str) else None)
     params: list[_Param] = []
     context_param: str | None = None
     plain = True
     int_params: list[str] = []
     for param in inspect.signature(fn).parameters.values():
         annotation = hints.get(param.name, Any)
-        if _is_context(annotation, context_type):
+        if annotation is not str and _is_context(annotation, context_type):
             context_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -65,10 +67,12 @@ def read_signature(
                 f"positional-only parameter {param.name!r} cannot be passed by name", tool=tool
             )
         default = ... if param.default is param.empty else param.default
-        params.append(_Param(param.name, annotation, default, doc.params.get(param.name)))
-        if _base(annotation) is int:
+        key = annotation_key(annotation)
+        params.append(_Param(param.name, annotation, default, doc.params.get(param.name), key))
+        is_int, is_plain = _kind(annotation, key)
+        if is_int:
             int_params.append(param.name)
-        elif not _is_plain(annotation):
+        elif not is_plain:
             plain = False
     # The common types are described without pydantic (once per distinct annotation); only
     # the others build a pydantic model, and a model for converting arguments is built on the
@@ -104,6 +108,8 @@ class _Param:
     """``...`` when required."""
     description: str | None
     """From the docstring."""
+    key: Any = None
+    """:func:`annotation_key` of the annotation, if known."""
 
 
 def _plain_object_schema(params: list[_Param]) -> dict[str, Any] | None:
@@ -112,7 +118,7 @@ def _plain_object_schema(params: list[_Param]) -> dict[str, Any] | None:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in params:
-        field = plain_schema(param.annotation)
+        field = plain_schema(param.annotation, param.key)
         if field is None:
             return None
         if param.default is ...:
@@ -248,6 +254,23 @@ def _without(annotation: Any, member: type | None) -> Any:
             return None
         return functools.reduce(operator.or_, rest) if len(rest) > 1 else rest[0]
     return annotation
+
+
+_kinds: dict[Any, tuple[bool, bool]] = {}
+
+
+def _kind(annotation: Any, key: Any) -> tuple[bool, bool]:
+    """Whether ``annotation`` is an int, and whether it is plain (:func:`_is_plain`);
+    remembered per annotation (``key``), since a catalog repeats the same few types."""
+    try:
+        known = _kinds.get(key)
+    except TypeError:  # unhashable
+        return _base(annotation) is int, _is_plain(annotation)
+    if known is None:
+        known = (_base(annotation) is int, _is_plain(annotation))
+        if len(_kinds) < 4_096:
+            _kinds[key] = known
+    return known
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
