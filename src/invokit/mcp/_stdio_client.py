@@ -15,7 +15,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.lowlevel
@@ -49,9 +49,16 @@ def _parse(line: bytes) -> SessionMessage | Exception:
 
 @asynccontextmanager
 async def bounded_stdio_client(
-    server: StdioServerParameters, *, max_message_bytes: int = MAX_MESSAGE_BYTES
+    server: StdioServerParameters,
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``server`` and yield the SDK's ``(read, write)`` streams to it.
+
+    ``errlog`` receives the server's stderr; like the SDK's, the default is the standard
+    error of when this module was imported (a real file, even under a test runner that
+    replaces ``sys.stderr`` later).
 
     Raises:
         OSError: the server process cannot be started.
@@ -61,7 +68,7 @@ async def bounded_stdio_client(
         command=command,
         args=server.args,
         env=sdk.get_default_environment() | (server.env or {}),
-        errlog=sys.stderr,
+        errlog=errlog,
         cwd=server.cwd,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)

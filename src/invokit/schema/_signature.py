@@ -53,7 +53,7 @@ def read_signature(
     context_param: str | None = None
     plain = True
     int_params: list[str] = []
-    for param in inspect.signature(fn).parameters.values():
+    for param in _parameters(fn):
         annotation = hints.get(param.name, Any)
         if annotation is not str and _is_context(annotation, context_type):
             context_param = param.name
@@ -254,6 +254,43 @@ def _without(annotation: Any, member: type | None) -> Any:
             return None
         return functools.reduce(operator.or_, rest) if len(rest) > 1 else rest[0]
     return annotation
+
+
+_P = inspect.Parameter
+
+
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """``inspect.signature(fn).parameters``, read straight from the code object for a plain
+    function (a fifth of the cost; a catalog reads a thousand of them)."""
+    code = getattr(fn, "__code__", None)
+    if (
+        type(fn) is not types.FunctionType
+        or code is None
+        or hasattr(fn, "__wrapped__")
+        or hasattr(fn, "__signature__")
+    ):
+        return list(inspect.signature(fn).parameters.values())
+    names = code.co_varnames
+    positional = code.co_argcount
+    keyword_only = code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()
+    kw_defaults = fn.__kwdefaults__ or {}
+    first_default = positional - len(defaults)
+    out = []
+    for index in range(positional):
+        kind = _P.POSITIONAL_ONLY if index < code.co_posonlyargcount else _P.POSITIONAL_OR_KEYWORD
+        default = defaults[index - first_default] if index >= first_default else _P.empty
+        out.append(_P(names[index], kind, default=default))
+    at = positional
+    if code.co_flags & inspect.CO_VARARGS:
+        out.append(_P(names[positional + keyword_only], _P.VAR_POSITIONAL))
+    for index in range(at, at + keyword_only):
+        name = names[index]
+        out.append(_P(name, _P.KEYWORD_ONLY, default=kw_defaults.get(name, _P.empty)))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        extra = 1 if code.co_flags & inspect.CO_VARARGS else 0
+        out.append(_P(names[positional + keyword_only + extra], _P.VAR_KEYWORD))
+    return out
 
 
 _kinds: dict[Any, tuple[bool, bool]] = {}
