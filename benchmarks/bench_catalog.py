@@ -1,7 +1,8 @@
 """A large catalog: 1,000 typed tools from definition to every spec and every provider's
 declarations, side by side with the peers that do the same job.
 
-Run: ``.venv/bin/python benchmarks/bench_catalog.py [ROUNDS]``.
+Run: ``.venv/bin/python benchmarks/bench_catalog.py [ROUNDS | --quick]`` (5 rounds, about a
+minute and a half with every peer installed; ``--quick`` runs one).
 
 Every measurement runs in a fresh interpreter (nothing cached from a previous run), with the
 libraries already imported, over the same 1,000 generated functions: 1 to 6 parameters each,
@@ -191,7 +192,8 @@ def bench_exponential_refs() -> dict[str, float]:
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    given = [a for a in sys.argv[1:] if a != "--quick"]
+    rounds = 1 if "--quick" in sys.argv[1:] else int(given[0]) if given else 5
     names = [name for name in LIBRARIES if available(name)]
     missing = sorted(set(LIBRARIES) - set(names))
     print(f"{N} typed tools, definition to every declaration; {rounds} interleaved rounds")
