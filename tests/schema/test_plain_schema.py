@@ -102,6 +102,8 @@ def _unordered_unions(node: Any) -> Any:
         if "anyOf" in out:
             out["anyOf"] = sorted(out["anyOf"], key=json.dumps)
         return out
+    if isinstance(node, list):
+        return [_unordered_unions(item) for item in node]
     return node
 
 

@@ -9,12 +9,13 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
 from invokit.exceptions import InvalidToolDefinition
 from invokit.schema._docstrings import parse_docstring
 from invokit.schema._plain_schema import annotation_key, plain_default, plain_schema
 
+_P = inspect.Parameter
 _PLAIN_LEAVES: frozenset[Any] = frozenset({str, bool, float, Any, object, type(None), None})
 
 
@@ -58,15 +59,15 @@ def read_signature(
         if annotation is not str and _is_context(annotation, context_type):
             context_param = param.name
             continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        if param.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
             raise InvalidToolDefinition(
                 f"*args and **kwargs cannot be tool parameters ({param.name})", tool=tool
             )
-        if param.kind is param.POSITIONAL_ONLY:
+        if param.kind is _P.POSITIONAL_ONLY:
             raise InvalidToolDefinition(
                 f"positional-only parameter {param.name!r} cannot be passed by name", tool=tool
             )
-        default = ... if param.default is param.empty else param.default
+        default = ... if param.default is _P.empty else param.default
         key = annotation_key(annotation)
         params.append(_Param(param.name, annotation, default, doc.params.get(param.name), key))
         is_int, is_plain = _kind(annotation, key)
@@ -100,8 +101,8 @@ def read_signature(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Param:
+class _Param(NamedTuple):
+    # A tuple, not a frozen dataclass: a catalog makes thousands, and frozen init is slow.
     name: str
     annotation: Any
     default: Any
@@ -256,10 +257,15 @@ def _without(annotation: Any, member: type | None) -> Any:
     return annotation
 
 
-_P = inspect.Parameter
+class _Arg(NamedTuple):
+    name: str
+    kind: Any
+    """An ``inspect.Parameter`` kind."""
+    default: Any
+    """``inspect.Parameter.empty`` when there is none."""
 
 
-def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+def _parameters(fn: Callable[..., Any]) -> list[_Arg]:
     """``inspect.signature(fn).parameters``, read straight from the code object for a plain
     function (a fifth of the cost; a catalog reads a thousand of them)."""
     code = getattr(fn, "__code__", None)
@@ -269,7 +275,7 @@ def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
         or hasattr(fn, "__wrapped__")
         or hasattr(fn, "__signature__")
     ):
-        return list(inspect.signature(fn).parameters.values())
+        return [_Arg(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
     names = code.co_varnames
     positional = code.co_argcount
     keyword_only = code.co_kwonlyargcount
@@ -280,16 +286,15 @@ def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
     for index in range(positional):
         kind = _P.POSITIONAL_ONLY if index < code.co_posonlyargcount else _P.POSITIONAL_OR_KEYWORD
         default = defaults[index - first_default] if index >= first_default else _P.empty
-        out.append(_P(names[index], kind, default=default))
-    at = positional
+        out.append(_Arg(names[index], kind, default))
     if code.co_flags & inspect.CO_VARARGS:
-        out.append(_P(names[positional + keyword_only], _P.VAR_POSITIONAL))
-    for index in range(at, at + keyword_only):
+        out.append(_Arg(names[positional + keyword_only], _P.VAR_POSITIONAL, _P.empty))
+    for index in range(positional, positional + keyword_only):
         name = names[index]
-        out.append(_P(name, _P.KEYWORD_ONLY, default=kw_defaults.get(name, _P.empty)))
+        out.append(_Arg(name, _P.KEYWORD_ONLY, kw_defaults.get(name, _P.empty)))
     if code.co_flags & inspect.CO_VARKEYWORDS:
         extra = 1 if code.co_flags & inspect.CO_VARARGS else 0
-        out.append(_P(names[positional + keyword_only + extra], _P.VAR_KEYWORD))
+        out.append(_Arg(names[positional + keyword_only + extra], _P.VAR_KEYWORD, _P.empty))
     return out
 
 
