@@ -256,7 +256,8 @@ class ToolSpec:
         """A stable SHA-256 of the canonical JSON form; any change of meaning changes it."""
         cache = self._fingerprint
         if not cache:
-            cache.append(canonical_hash(self.to_dict()))
+            # The hash only reads the JSON form, so it needs no copies of the schemas.
+            cache.append(canonical_hash(self._json_form(copy_values=False)))
         return cache[0]
 
     @property
@@ -272,18 +273,22 @@ class ToolSpec:
         The schemas and metadata are copies: changing them never changes this spec (whose
         fingerprint is cached).
         """
+        return self._json_form(copy_values=True)
+
+    def _json_form(self, *, copy_values: bool) -> dict[str, Any]:
+        own = copy.deepcopy if copy_values else _same
         data: dict[str, Any] = {
             "name": str(self.name),
             "description": self.description,
-            "input_schema": copy.deepcopy(self.input_schema),
+            "input_schema": own(self.input_schema),
         }
         if self.output_schema is not None:
-            data["output_schema"] = copy.deepcopy(self.output_schema)
+            data["output_schema"] = own(self.output_schema)
         annotations = self.annotations.to_dict()
         if annotations:
             data["annotations"] = annotations
         if self.metadata:
-            data["metadata"] = copy.deepcopy(self.metadata)
+            data["metadata"] = own(self.metadata)
         if self.tags:
             data["tags"] = sorted(self.tags)
         if self.category is not None:
@@ -350,3 +355,7 @@ class ToolSpec:
 
     def with_timeout(self, timeout: float | None) -> ToolSpec:
         return self._copy(timeout=timeout)
+
+
+def _same(value: Any) -> Any:
+    return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
@@ -221,3 +222,22 @@ def test_progress_yields_are_not_part_of_the_output_schema() -> None:
     assert sig.output_schema["required"] == ["path", "line"]
     ticks = read_signature(only_ticks, tool="demo", context_type=ToolContext, progress_type=Tick)
     assert ticks.output_schema is None
+
+
+def _every_kind(x: int, y: int = 1, *args: int, z: int, w: int = 2, **kw: int) -> None: ...
+def _positional_only(p: int, /, q: int, r: int = 3) -> None: ...
+def _keyword_only(*, k: int) -> None: ...
+def _nothing() -> None: ...
+async def _async_defaults(city: str, n: int = 3) -> None: ...
+
+
+@pytest.mark.parametrize(
+    "fn", [_every_kind, _positional_only, _keyword_only, _nothing, _async_defaults], ids=repr
+)
+def test_parameters_read_from_the_code_object_match_inspect(fn: Any) -> None:
+    """The fast reading of a plain function's parameters agrees with inspect.signature."""
+    from invokit.schema._signature import _parameters
+
+    ours = [(p.name, p.kind, p.default) for p in _parameters(fn)]
+    theirs = [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    assert ours == theirs

@@ -178,9 +178,14 @@ def test_defining_and_describing_tools_does_no_io(tmp_path: Path) -> None:
             import invokit
             from invokit import ToolRegistry, tool
 
-            @tool  # warm-up: the first build may import lazily
-            def warm(a: int) -> int:
-                return a
+            class Warm(BaseModel):
+                a: int
+
+            # warm-up: the first build through pydantic may import lazily (plain types never
+            # reach pydantic, so the warm-up uses types that do)
+            @tool
+            def warm(a: Annotated[int, Field(ge=0)], w: Warm | None = None) -> Warm:
+                return Warm(a=a)
             warm.spec
             warm.validate('{"a": 1}')
 

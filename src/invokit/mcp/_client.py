@@ -13,12 +13,13 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.shared.exceptions import MCPError
@@ -30,6 +31,7 @@ from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
 from invokit.mcp._pins import PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
+from invokit.mcp._stdio_client import MAX_MESSAGE_BYTES, bounded_stdio_client
 from invokit.registry import Registry
 from invokit.registry._base import Listener
 from invokit.tools import ToolContext
@@ -53,6 +55,16 @@ class ChangedTool:
     """The trusted fingerprint."""
     current: str
     """The fingerprint the server lists now; trust it with ``toolset.trust(name)``."""
+
+
+@dataclass(kw_only=True, slots=True)
+class _Listing:
+    """What one listing of the server's tools became, built off the event loop."""
+
+    tools: dict[str, RemoteTool] = field(default_factory=dict)
+    by_remote: dict[str, RemoteTool] = field(default_factory=dict)
+    changed: dict[str, ChangedTool] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
 
 class MCPToolset(Registry):
@@ -120,15 +132,21 @@ class MCPToolset(Registry):
         pins: PinStore | None = None,
         connect_timeout: float = 10.0,
         call_timeout: float = 60.0,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> MCPToolset:
-        """A server started as a subprocess (``command args``) speaking MCP on stdio."""
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        """A server started as a subprocess (``command args``) speaking MCP on stdio.
+
+        A message from the server longer than ``max_message_bytes`` (64 MiB by default) ends
+        the connection and the server process: the call in flight fails as ``unavailable``
+        and the next call starts the server again.
+        """
+        from mcp.client.stdio import StdioServerParameters
 
         params = StdioServerParameters(
             command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
         )
         return cls(
-            lambda: stdio_client(params),
+            lambda: bounded_stdio_client(params, max_message_bytes=max_message_bytes),
             prefix=prefix,
             server=server,
             pins=pins,
@@ -364,51 +382,34 @@ class MCPToolset(Registry):
             cursor = page.next_cursor
             if not cursor:
                 break
-        self._adopt(listed)
+        await self._adopt(listed)
 
-    def _adopt(self, listed: list[types.Tool]) -> None:
-        tools: dict[str, RemoteTool] = {}
-        by_remote: dict[str, RemoteTool] = {}
-        changed: dict[str, ChangedTool] = {}
-        problems: list[str] = []
+    async def _adopt(self, listed: list[types.Tool]) -> None:
+        # Converting, fingerprinting, compiling validators and writing the pins file is work
+        # linear in the listing, done in a worker thread so the event loop keeps serving.
+        plan = await anyio.to_thread.run_sync(self._plan, listed)
+        self._tools, self._by_remote, self._changed = plan.tools, plan.by_remote, plan.changed
+        self.problems = plan.problems
+        self._show_trusted()
+
+    def _plan(self, listed: list[types.Tool]) -> _Listing:
+        plan = _Listing()
+        pinned = self.pins.snapshot(self.server)
+        new_pins: dict[str, str] = {}
         for remote in listed:
-            wire = remote.model_dump(by_alias=True, mode="json", exclude_none=True)
-            fingerprint = remote_fingerprint(wire)
-            local = f"{self.prefix}.{remote.name}"
-            too_big = max(
-                len(json.dumps(wire.get("inputSchema"))), len(json.dumps(wire.get("outputSchema")))
-            )
-            if too_big > self.max_schema_chars:
-                problems.append(
-                    f"{remote.name}: schema of {too_big} characters is over the cap of "
-                    f"{self.max_schema_chars}; left out"
-                )
+            tool = self._convert(remote, plan.problems)
+            if tool is None:
                 continue
-            try:
-                spec = spec_from_mcp(remote, name=local)
-            except InvalidToolDefinition as exc:
-                problems.append(f"{remote.name}: {exc}; left out")
-                continue
-            if len(spec.description) > self.max_description_chars:
-                spec = spec.with_description(
-                    spec.description[: self.max_description_chars] + " [description cut]"
-                )
-            # Set here, after conversion: the server's own _meta never reaches these keys.
-            # Policy reads mcp_server to treat the hints as claims, and standing rules bind to
-            # mcp_fingerprint (the pinned version).
-            spec = spec.with_timeout(self.call_timeout).with_metadata(
-                mcp_server=self.server, mcp_tool=remote.name, mcp_fingerprint=fingerprint
-            )
-            pin = self.pins.get(self.server, remote.name)
-            if pin is None:
-                self.pins.trust(self.server, remote.name, fingerprint)
-            elif pin.fingerprint != fingerprint:
-                changed[remote.name] = ChangedTool(
+            known = pinned.get(remote.name)
+            if known is None:
+                new_pins[remote.name] = tool.fingerprint
+            elif known != tool.fingerprint:
+                plan.changed[remote.name] = ChangedTool(
                     server=self.server,
                     tool=remote.name,
-                    name=local,
-                    pinned=pin.fingerprint,
-                    current=fingerprint,
+                    name=tool.name,
+                    pinned=known,
+                    current=tool.fingerprint,
                 )
                 logger.warning(
                     "MCP server %s changed tool %r since it was trusted; hidden until trusted "
@@ -416,12 +417,51 @@ class MCPToolset(Registry):
                     self.server,
                     remote.name,
                 )
-            tool = RemoteTool(self, spec, remote.name, fingerprint)
-            tools[local] = tool
-            by_remote[remote.name] = tool
-        self._tools, self._by_remote, self._changed = tools, by_remote, changed
-        self.problems = problems
-        self._show_trusted()
+            plan.tools[tool.name] = tool
+            plan.by_remote[remote.name] = tool
+        if new_pins:
+            self.pins.trust_many(self.server, new_pins)  # one atomic write for the listing
+        return plan
+
+    def _convert(self, remote: types.Tool, problems: list[str]) -> RemoteTool | None:
+        """``remote`` as a local tool, or ``None`` (and a problem noted) if it is left out."""
+        wire = remote.model_dump(by_alias=True, mode="json", exclude_none=True)
+        fingerprint = remote_fingerprint(wire)
+        local = f"{self.prefix}.{remote.name}"
+        too_big = max(
+            len(json.dumps(wire.get("inputSchema"))), len(json.dumps(wire.get("outputSchema")))
+        )
+        if too_big > self.max_schema_chars:
+            problems.append(
+                f"{remote.name}: schema of {too_big} characters is over the cap of "
+                f"{self.max_schema_chars}; left out"
+            )
+            return None
+        try:
+            spec = spec_from_mcp(remote, name=local)
+        except InvalidToolDefinition as exc:
+            problems.append(f"{remote.name}: {exc}; left out")
+            return None
+        if len(spec.description) > self.max_description_chars:
+            spec = spec.with_description(
+                spec.description[: self.max_description_chars] + " [description cut]"
+            )
+        # Set here, after conversion: the server's own _meta never reaches these keys.
+        # Policy reads mcp_server to treat the hints as claims, and standing rules bind to
+        # mcp_fingerprint (the pinned version).
+        spec = spec.with_timeout(self.call_timeout).with_metadata(
+            mcp_server=self.server, mcp_tool=remote.name, mcp_fingerprint=fingerprint
+        )
+        tool = RemoteTool(self, spec, remote.name, fingerprint)
+        try:
+            # Compiled now: a schema that cannot be (a remote or dangling $ref) leaves the tool
+            # out here instead of failing its first call.
+            tool.validator  # noqa: B018
+        except InvalidToolDefinition as exc:
+            logger.warning("MCP server %s: tool %r left out: %s", self.server, remote.name, exc)
+            problems.append(f"{remote.name}: {exc}; left out")
+            return None
+        return tool
 
     # -- calls ----------------------------------------------------------------------------
 

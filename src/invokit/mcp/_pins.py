@@ -96,6 +96,25 @@ class PinStore:
             trusted_at=float(entry.get("trusted_at", 0.0)),
         )
 
+    def snapshot(self, server: str) -> dict[str, str]:
+        """Every pinned fingerprint of ``server``'s tools, by tool name, read once."""
+        tools = self._read().get(server, {})
+        return {
+            name: str(entry["fingerprint"])
+            for name, entry in tools.items()
+            if isinstance(entry, dict) and "fingerprint" in entry
+        }
+
+    def trust_many(self, server: str, fingerprints: Mapping[str, str]) -> None:
+        """Record several tools of ``server`` at once: one read and one atomic write."""
+        now = time.time()
+        with self._lock:
+            data = self._read()
+            tools = data.setdefault(server, {})
+            for tool, fingerprint in fingerprints.items():
+                tools[tool] = {"fingerprint": fingerprint, "trusted_at": now}
+            self._write(data)
+
     def trust(self, server: str, tool: str, fingerprint: str) -> Pin:
         """Record ``fingerprint`` as the trusted version of ``tool`` on ``server``."""
         pin = Pin(server=server, tool=tool, fingerprint=fingerprint, trusted_at=time.time())

@@ -11,6 +11,11 @@ string-only ``enum``, ``anyOf`` but no ``oneOf``/``allOf``, and no references. S
 - an ``enum``/``const`` of non-strings is dropped, and the allowed values are written into the
   description so the model still reads them;
 - other keywords Gemini lacks are dropped, each recorded with its effect.
+
+Inlining is exponential in the nesting of references that are used more than once, so it is
+bounded: a schema whose lowered form would hold more than four times the nodes of the
+original (plus 2,000), or that nests deeper than 64 levels, raises :class:`UnsupportedSchema`
+naming the tool (``schema="json"`` or ``"auto"`` sends it as JSON Schema, ``$defs`` and all).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.exceptions import UnsupportedSchema
-from invokit.providers._refs import JSON_TYPE_OF, escape, resolve_ref
+from invokit.providers._refs import JSON_TYPE_OF, MAX_DEPTH, escape, inline_budget, resolve_ref
 from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "gemini"
@@ -76,6 +81,11 @@ class _GeminiLowering:
         self.tool = tool
         self.root = root
         self.changes: list[Change] = []
+        # Nodes produced, and the most allowed: set at the first inlining, since only
+        # inlining can grow the output past the input.
+        self.produced = 0
+        self.budget: int | None = None
+        self.depth = 0
 
     def fail(self, path: str, keyword: str, reason: str) -> UnsupportedSchema:
         return UnsupportedSchema(
@@ -95,6 +105,24 @@ class _GeminiLowering:
         )
 
     def node(self, schema: Any, path: str, refs: tuple[str, ...]) -> dict[str, Any]:
+        self.produced += 1
+        if self.budget is not None and self.produced > self.budget:
+            raise self.fail(
+                path or "/",
+                "$ref",
+                "inlining its references would make the schema more than four times its own "
+                "size; declare the tools with schema='json' (or 'auto') to send JSON Schema "
+                "with its $defs",
+            )
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(path, "type", f"nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.lower(schema, path, refs)
+        finally:
+            self.depth -= 1
+
+    def lower(self, schema: Any, path: str, refs: tuple[str, ...]) -> dict[str, Any]:
         if schema is True:
             return {}
         if not isinstance(schema, Mapping):
@@ -121,8 +149,16 @@ class _GeminiLowering:
             out["type"] = TYPES["null"]
             nullable = False
         for key, value in schema.items():
-            if key not in skip:
-                self.keyword(key, value, schema, out, f"{path}/{escape(key)}", refs)
+            if key in skip or key in ("type", "anyOf", "oneOf"):
+                continue
+            if key in _KEPT:
+                if key != "description":
+                    out[key] = value
+                    continue
+                if "description" not in out:  # enum() may have extended it already
+                    out[key] = value
+                continue
+            self.keyword(key, value, schema, out, f"{path}/{escape(key)}", refs)
         if nullable:
             out["nullable"] = True
         return out
@@ -227,6 +263,8 @@ class _GeminiLowering:
             raise self.fail(f"{path}/$ref", "$ref", str(error)) from None
         if not isinstance(target, Mapping):
             raise self.fail(f"{path}/$ref", "$ref", f"{ref} is not a schema object")
+        if self.budget is None:
+            self.budget = inline_budget(self.root)
         self.note(f"{path}/$ref", "$ref", "inlined", "none", f"{ref} inlined")
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         return {**target, **siblings}

@@ -9,7 +9,15 @@ Strict mode constrains decoding to the schema, so it takes only a subset of JSON
   the listed ``format``\\ s, numeric bounds and ``minItems``/``maxItems`` are kept;
 - other validation keywords are dropped, and the report says whether that loosens or narrows;
 - what has no strict form at all (a value of any type, a map with free keys, tuples,
-  ``allOf`` of several schemas, a union at the root) raises :class:`UnsupportedSchema`.
+  ``allOf`` of several schemas, a union at the root, nesting deeper than 64 levels) raises
+  :class:`UnsupportedSchema`.
+
+A ``$ref`` with siblings (a description beside it) is inlined, since strict mode wants a bare
+``$ref``. Inlining a reference whose target again holds such references is exponential in
+their nesting, so the work is bounded: once the lowered schema would hold more than four times
+the nodes of the original (plus 2,000), the schema is lowered again with each such reference
+hoisted into a ``$defs`` entry of its own (``<name>__<n>``), lowered once and referred to
+wherever it is used. The result is linear in the size of the original.
 """
 
 from __future__ import annotations
@@ -18,7 +26,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from invokit.exceptions import UnsupportedSchema
-from invokit.providers._refs import JSON_TYPE_OF, SubschemaChecks, escape, resolve_ref
+from invokit.providers._refs import (
+    JSON_TYPE_OF,
+    MAX_DEPTH,
+    SubschemaChecks,
+    escape,
+    inline_budget,
+    resolve_ref,
+)
 from invokit.providers._report import Action, Change, Effect
 
 PROVIDER = "openai-strict"
@@ -56,17 +71,44 @@ def lower_strict(tool: str, schema: Mapping[str, Any]) -> tuple[dict[str, Any], 
     Raises:
         UnsupportedSchema: a part of the schema has no strict form; names the keyword.
     """
-    lowering = _StrictLowering(tool, schema)
-    return lowering.run(), lowering.changes
+    checks = SubschemaChecks(schema)
+    lowering = _StrictLowering(tool, schema, checks, hoist=False)
+    try:
+        return lowering.run(), lowering.changes
+    except _OverBudget:
+        lowering = _StrictLowering(tool, schema, checks, hoist=True)
+        return lowering.run(), lowering.changes
+
+
+class _OverBudget(Exception):
+    """Inlining would make the lowered schema grow past the budget."""
 
 
 class _StrictLowering:
-    def __init__(self, tool: str, root: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        tool: str,
+        root: Mapping[str, Any],
+        checks: SubschemaChecks,
+        *,
+        hoist: bool,
+    ) -> None:
         self.tool = tool
         self.root = root
-        self.checks = SubschemaChecks(root)
+        self.checks = checks
         self.changes: list[Change] = []
         self.inlining: list[str] = []
+        # Nodes produced, and the most allowed: set at the first inlining (only inlining can
+        # grow the output past the input), and never in hoist mode (linear by construction).
+        self.produced = 0
+        self.budget: int | None = None
+        self.hoist = hoist
+        self.depth = 0
+        # hoist mode: id of a $ref-with-siblings node -> its $defs name; the nodes are kept
+        # alive so that an id is never reused while the lowering runs.
+        self.hoisted: dict[int, str] = {}
+        self.hoisted_defs: dict[str, dict[str, Any]] = {}
+        self.kept: list[Mapping[str, Any]] = []
 
     def fail(self, path: str, keyword: str, reason: str) -> UnsupportedSchema:
         return UnsupportedSchema(
@@ -96,9 +138,23 @@ class _StrictLowering:
                 out[key] = {
                     name: self.node(sub, f"/{key}/{escape(name)}") for name, sub in defs.items()
                 }
+        if self.hoisted_defs:
+            out["$defs"] = {**out.get("$defs", {}), **self.hoisted_defs}
         return out
 
     def node(self, schema: Any, path: str) -> dict[str, Any]:
+        self.produced += 1
+        if self.budget is not None and self.produced > self.budget:
+            raise _OverBudget
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(path, "type", f"nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.lower(schema, path)
+        finally:
+            self.depth -= 1
+
+    def lower(self, schema: Any, path: str) -> dict[str, Any]:
         if schema is True or schema == {}:
             raise self.fail(path, "type", "it accepts any value; strict mode needs a type")
         if not isinstance(schema, Mapping):
@@ -111,10 +167,13 @@ class _StrictLowering:
         schema = self.flatten_all_of(schema, path)
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            at = f"{path}/{escape(key)}"
             if key in _KEPT:
                 out[key] = value
-            elif key == "format":
+                continue
+            if key in _OBJECT_KEYS:
+                continue
+            at = f"{path}/{escape(key)}"
+            if key == "format":
                 if value in _FORMATS:
                     out[key] = value
                 else:
@@ -157,6 +216,8 @@ class _StrictLowering:
             target = resolve_ref(self.root, ref)
         except LookupError as error:
             raise self.fail(path, "$ref", str(error)) from None
+        if self.hoist:
+            return {"$ref": self.hoisted_ref(schema, ref, target, siblings, path)}
         if ref in self.inlining:
             # A recursive reference stays a reference; strict mode takes no siblings beside it.
             for key in siblings:
@@ -164,12 +225,51 @@ class _StrictLowering:
                 self.note(f"{path}/{key}", key, "dropped", effect, "beside a recursive $ref")
             return {"$ref": ref}
         # Strict mode wants a bare $ref; merge the target in so the siblings survive.
+        if self.budget is None:
+            self.budget = inline_budget(self.root)
         self.note(f"{path}/$ref", "$ref", "inlined", "none", f"{ref} inlined to keep its siblings")
         self.inlining.append(ref)
         try:
             return self.node({**target, **siblings}, path)
         finally:
             self.inlining.pop()
+
+    def hoisted_ref(
+        self,
+        schema: Mapping[str, Any],
+        ref: str,
+        target: Any,
+        siblings: dict[str, Any],
+        path: str,
+    ) -> str:
+        """The ``$ref`` to a definition holding ``target`` merged with ``siblings``, lowered
+        once however often ``schema`` is reached (and so however deep the nesting)."""
+        known = self.hoisted.get(id(schema))
+        if known is not None:
+            return known
+        taken = {*self.root.get("$defs", {}), *self.hoisted_defs}
+        base = ref.rsplit("/", 1)[-1].replace("~1", "_").replace("~0", "_") or "root"
+        n = len(self.hoisted)
+        while f"{base}__{n}" in taken:
+            n += 1
+        name = f"{base}__{n}"
+        pointer = f"#/$defs/{escape(name)}"
+        self.hoisted[id(schema)] = pointer
+        self.kept.append(schema)
+        self.hoisted_defs[name] = {}  # reserved: a recursive use refers to it already
+        self.note(
+            f"{path}/$ref",
+            "$ref",
+            "rewritten",
+            "none",
+            f"{ref} and its siblings sent as {pointer} (inlining it everywhere would grow "
+            "exponentially)",
+        )
+        merged = {**target, **siblings} if isinstance(target, Mapping) else target
+        if isinstance(merged, Mapping):
+            self.kept.append(merged)
+        self.hoisted_defs[name] = self.node(merged, path)
+        return pointer
 
     def flatten_all_of(self, schema: Mapping[str, Any], path: str) -> Mapping[str, Any]:
         branches = schema.get("allOf")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,8 +17,83 @@ JSON_TYPE_OF: dict[type, str] = {
 """The JSON Schema type name of a parsed JSON value's Python type."""
 
 
+MAX_DEPTH = 64
+"""Schemas nested deeper than this are refused by every lowering (no provider takes them,
+and walking them would only spend the stack)."""
+
+
+def inline_budget(schema: Any) -> int:
+    """How many schema nodes a lowering may produce from ``schema``: twice its length as JSON
+    (every node takes at least two characters, so at least four times its node count) plus
+    2,000. Ordinary schemas stay far below; only references inlined again and again (growth
+    exponential in their nesting) reach it."""
+    try:
+        return 2 * len(json.dumps(schema, default=str)) + 2_000
+    except (RecursionError, ValueError):  # nested too deep to write: the depth cap refuses it
+        return 2_000
+
+
+def accepts_null(schema: Any, root: Mapping[str, Any], depth: int = 0) -> bool | None:
+    """Whether ``schema`` accepts ``null``, read from its keywords; ``None`` when that takes a
+    real validator (``not``, ``if``, ``allOf`` …). Linear in the part of the schema read."""
+    if schema is True:
+        return True
+    if schema is False:
+        return False
+    if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+        return None
+    for key in schema:
+        if key not in _NULL_NEUTRAL:
+            return None
+    declared = schema.get("type")
+    if isinstance(declared, str) and declared != "null":
+        return False
+    if isinstance(declared, list) and "null" not in declared:
+        return False
+    if "enum" in schema and None not in schema["enum"]:
+        return False
+    if "const" in schema and schema["const"] is not None:
+        return False
+    if "$ref" in schema:
+        try:
+            target = resolve_ref(root, schema["$ref"])
+        except LookupError:
+            return None
+        answer = accepts_null(target, root, depth + 1)
+        if answer is not True:
+            return answer
+    for keyword in ("anyOf", "oneOf"):
+        branches = schema.get(keyword)
+        if branches is None:
+            continue
+        if not isinstance(branches, list):
+            return None
+        answers = [accepts_null(b, root, depth + 1) for b in branches]
+        if None in answers:
+            return None
+        hits = answers.count(True)
+        if hits == 0 or (keyword == "oneOf" and hits > 1):
+            return False
+    return True
+
+
+# Keywords whose effect on a null is known: annotations, and those that apply to other types.
+_NULL_NEUTRAL = frozenset(
+    {
+        "type", "enum", "const", "$ref", "anyOf", "oneOf", "title", "description", "default",
+        "examples", "$comment", "format", "pattern", "minLength", "maxLength", "minimum",
+        "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "items", "prefixItems",
+        "minItems", "maxItems", "uniqueItems", "contains", "properties", "required",
+        "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+        "propertyNames", "$defs", "definitions", "deprecated", "readOnly", "writeOnly",
+    }
+)  # fmt: skip
+
+
 def escape(key: str) -> str:
     """``key`` as one JSON pointer segment."""
+    if "~" not in key and "/" not in key:
+        return key
     return key.replace("~", "~0").replace("/", "~1")
 
 
@@ -57,6 +133,12 @@ class SubschemaChecks:
 
     def accepts(self, subschema: Any, value: Any) -> bool:
         """Whether ``value`` is valid against ``subschema`` (a part of the root document)."""
+        if value is None:
+            # Most schemas say plainly whether they take null; compiling a validator (with
+            # every definition of the root) for each would make lowering quadratic.
+            known = accepts_null(subschema, self._root)
+            if known is not None:
+                return known
         if subschema is True:
             return True
         if subschema is False:

@@ -28,6 +28,7 @@ from invokit.exceptions import MissingExtra, UnsupportedSchema
 from invokit.providers._content import as_data, field, images, texts
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
 from invokit.providers._gemini_schema import lower_gemini
+from invokit.providers._lowered import fresh, lowered
 from invokit.providers._names import GEMINI_NAMES, NameMap
 from invokit.providers._report import Change, LoweringReport
 from invokit.providers._restore import ArgumentRestorer
@@ -85,15 +86,15 @@ def tools(source: Source, *, schema: SchemaMode = "openapi") -> GeminiTools:
         if schema == "json":
             entry["parametersJsonSchema"] = spec.input_schema
         else:
-            try:
-                parameters, lowered = lower_gemini(name, spec.input_schema)
-            except UnsupportedSchema as error:
+            done = lowered("gemini", lower_gemini, spec)
+            if isinstance(done, UnsupportedSchema):
                 if schema == "openapi":
-                    raise
-                changes.append(Change.fallback(error, "sent as parametersJsonSchema"))
+                    raise fresh(done)
+                changes.append(Change.fallback(done, "sent as parametersJsonSchema"))
                 entry["parametersJsonSchema"] = spec.input_schema
             else:
-                changes.extend(lowered)
+                parameters = done[0]
+                changes.extend(done[1])
                 # A function without parameters leaves them out; Gemini refuses an empty OBJECT.
                 if parameters.get("properties"):
                     entry["parameters"] = parameters

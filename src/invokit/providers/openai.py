@@ -23,6 +23,7 @@ from invokit._calls import ToolCall, ToolResult
 from invokit.exceptions import UnsupportedSchema
 from invokit.providers._content import as_data, data_url, flagged_text, images
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
+from invokit.providers._lowered import fresh, lowered
 from invokit.providers._names import OPENAI_NAMES, NameMap
 from invokit.providers._openai_strict import lower_strict
 from invokit.providers._report import Change, LoweringReport
@@ -76,15 +77,15 @@ def tools(source: Source, *, api: Api = "chat", strict: Strict = False) -> OpenA
         parameters: dict[str, Any] = spec.input_schema
         strict_here = bool(strict)
         if strict:
-            try:
-                parameters, lowered = lower_strict(name, spec.input_schema)
-            except UnsupportedSchema as error:
+            done = lowered("openai-strict", lower_strict, spec)
+            if isinstance(done, UnsupportedSchema):
                 if strict is True:
-                    raise
-                changes.append(Change.fallback(error, "declared without strict mode"))
+                    raise fresh(done)
+                changes.append(Change.fallback(done, "declared without strict mode"))
                 strict_here = False
             else:
-                changes.extend(lowered)
+                parameters = done[0]
+                changes.extend(done[1])
                 restorers[name] = ArgumentRestorer(spec.input_schema, placeholder_nulls=True)
         function: dict[str, Any] = {"name": names.provider_name(name)}
         if spec.description:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from invokit._spec import ToolSpec
+from invokit._spec import OutputLimit, ToolSpec
 from invokit.permissions._requests import PermissionRequest
 from invokit.tools._base import Tool
 from invokit.tools._context import ToolContext
@@ -40,6 +40,10 @@ class RenamedTool(Tool):
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def declared_output_limit(self) -> OutputLimit | None:
+        return self.inner.declared_output_limit
 
     def permissions(self, args: Mapping[str, Any], ctx: ToolContext) -> Sequence[PermissionRequest]:
         return self.inner.permissions(args, ctx)

@@ -39,11 +39,16 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
     lines = inspect.cleandoc(doc).splitlines()
     for index, line in enumerate(lines):
         stripped = line.strip()
-        if _ANY_GOOGLE_SECTION.match(stripped) and not line.startswith(" "):
+        # Cheap tests first: most lines are prose and match none of the patterns.
+        if (
+            stripped.endswith(":")
+            and not line.startswith(" ")
+            and _ANY_GOOGLE_SECTION.match(stripped)
+        ):
             return ParsedDocstring(description=_join(lines[:index]), params=_google(lines, index))
-        if _NUMPY_RULE.match(stripped) and index > 0:
+        if stripped.startswith("---") and _NUMPY_RULE.match(stripped) and index > 0:
             return ParsedDocstring(description=_join(lines[: index - 1]), params=_numpy(lines))
-        if _SPHINX_FIELD.match(stripped):
+        if stripped.startswith(":") and _SPHINX_FIELD.match(stripped):
             return ParsedDocstring(description=_join(lines[:index]), params=_sphinx(lines[index:]))
     return ParsedDocstring(description=_join(lines))
 
@@ -59,7 +64,11 @@ def _google(lines: list[str], start: int) -> dict[str, str]:
     indent: int | None = None
     for line in lines[start:]:
         stripped = line.strip()
-        if not line.startswith(" ") and _ANY_GOOGLE_SECTION.match(stripped):
+        if (
+            not line.startswith(" ")
+            and stripped.endswith(":")
+            and _ANY_GOOGLE_SECTION.match(stripped)
+        ):
             in_args = bool(_GOOGLE_SECTION.match(stripped))
             current, indent = None, None
             continue

@@ -9,11 +9,13 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
 from invokit.exceptions import InvalidToolDefinition
-from invokit.schema._docstrings import ParsedDocstring, parse_docstring
+from invokit.schema._docstrings import parse_docstring
+from invokit.schema._plain_schema import annotation_key, plain_default, plain_schema
 
+_P = inspect.Parameter
 _PLAIN_LEAVES: frozenset[Any] = frozenset({str, bool, float, Any, object, type(None), None})
 
 
@@ -39,66 +41,55 @@ def read_signature(
     ``progress_type`` is left out of a streaming function's yield type: those yields are
     progress reports, not results.
     """
-    from pydantic import (
-        ConfigDict,
-        Field,
-        TypeAdapter,
-        create_model,
-    )  # heavy: only when a spec is built
-
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except (
         Exception
     ) as exc:  # a hint that cannot be resolved is a definition error, not a crash later
         raise InvalidToolDefinition(f"type hints cannot be resolved: {exc}", tool=tool) from None
-    doc = parse_docstring(inspect.getdoc(fn))
-    fields: dict[str, Any] = {}
+    # A function's own __doc__ is what inspect.getdoc gives (parse_docstring cleans it once).
+    raw_doc = fn.__doc__ if inspect.isfunction(fn) else inspect.getdoc(fn)
+    doc = parse_docstring(raw_doc if isinstance(raw_doc, str) else None)
+    params: list[_Param] = []
     context_param: str | None = None
     plain = True
     int_params: list[str] = []
-    for param in inspect.signature(fn).parameters.values():
+    for param in _parameters(fn):
         annotation = hints.get(param.name, Any)
-        if _is_context(annotation, context_type):
+        if annotation is not str and _is_context(annotation, context_type):
             context_param = param.name
             continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        if param.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
             raise InvalidToolDefinition(
                 f"*args and **kwargs cannot be tool parameters ({param.name})", tool=tool
             )
-        if param.kind is param.POSITIONAL_ONLY:
+        if param.kind is _P.POSITIONAL_ONLY:
             raise InvalidToolDefinition(
                 f"positional-only parameter {param.name!r} cannot be passed by name", tool=tool
             )
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, _field(Field, default, doc, param.name, annotation))
-        if _base(annotation) is int:
+        default = ... if param.default is _P.empty else param.default
+        key = annotation_key(annotation)
+        params.append(_Param(param.name, annotation, default, doc.params.get(param.name), key))
+        is_int, is_plain = _kind(annotation, key)
+        if is_int:
             int_params.append(param.name)
-        elif not _is_plain(annotation):
+        elif not is_plain:
             plain = False
-    try:
-        model = create_model(
-            _model_name(tool),
-            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-            **fields,
-        )
-        schema = model.model_json_schema()
-    except Exception as exc:  # pydantic raises several types for a type it cannot describe
-        raise InvalidToolDefinition(f"parameters have no JSON Schema: {exc}", tool=tool) from None
-    _strip_titles(schema)
-    schema.pop("description", None)
-    schema.setdefault("properties", {})
+    # The common types are described without pydantic (once per distinct annotation); only
+    # the others build a pydantic model, and a model for converting arguments is built on the
+    # first call that needs it, never for listing.
+    model: list[Any] = []
+    schema = _plain_object_schema(params)
+    if schema is None:
+        built = _model(params, tool)
+        model.append(built)
+        schema = _model_schema(built, tool)
     output_schema = _output_schema(
-        hints.get("return", inspect.Signature.empty), TypeAdapter, tool, progress_type
+        hints.get("return", inspect.Signature.empty), tool, progress_type
     )
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     if not plain:
-        adapter = TypeAdapter(model)
-
-        def convert(args: dict[str, Any]) -> dict[str, Any]:
-            instance = adapter.validate_python(args)
-            return {name: getattr(instance, name) for name in args}
-
+        convert = _model_converter(params, tool, model)
     elif int_params:
         convert = _int_converter(tuple(int_params))
     return FunctionSignature(
@@ -110,10 +101,89 @@ def read_signature(
     )
 
 
-def _field(
-    field_factory: Any, default: Any, doc: ParsedDocstring, name: str, annotation: Any
-) -> Any:
-    description = doc.params.get(name)
+class _Param(NamedTuple):
+    # A tuple, not a frozen dataclass: a catalog makes thousands, and frozen init is slow.
+    name: str
+    annotation: Any
+    default: Any
+    """``...`` when required."""
+    description: str | None
+    """From the docstring."""
+    key: Any = None
+    """:func:`annotation_key` of the annotation, if known."""
+
+
+def _plain_object_schema(params: list[_Param]) -> dict[str, Any] | None:
+    """The input schema pydantic would give, built without it; ``None`` when a parameter's
+    type or default is outside :func:`plain_schema`'s grammar."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in params:
+        field = plain_schema(param.annotation, param.key)
+        if field is None:
+            return None
+        if param.default is ...:
+            required.append(param.name)
+        elif plain_default(param.default):
+            field["default"] = param.default
+        else:
+            return None
+        if param.description:
+            field["description"] = param.description
+        properties[param.name] = dict(sorted(field.items())) if len(field) > 1 else field
+    schema: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["type"] = "object"
+    return schema
+
+
+def _model(params: list[_Param], tool: str) -> Any:
+    from pydantic import ConfigDict, Field, create_model  # heavy: only for unusual types
+
+    fields: dict[str, Any] = {
+        p.name: (p.annotation, _field(Field, p.default, p.description, p.annotation))
+        for p in params
+    }
+    try:
+        return create_model(
+            _model_name(tool),
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+    except Exception as exc:  # pydantic raises several types for a type it cannot describe
+        raise InvalidToolDefinition(f"parameters have no JSON Schema: {exc}", tool=tool) from None
+
+
+def _model_schema(model: Any, tool: str) -> dict[str, Any]:
+    try:
+        schema: dict[str, Any] = model.model_json_schema()
+    except Exception as exc:  # pydantic raises several types for a type it cannot describe
+        raise InvalidToolDefinition(f"parameters have no JSON Schema: {exc}", tool=tool) from None
+    _strip_titles(schema)
+    schema.pop("description", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _model_converter(
+    params: list[_Param], tool: str, model: list[Any]
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Validated JSON arguments to typed ones through a pydantic model, built on first use."""
+    adapter: list[Any] = []
+
+    def convert(args: dict[str, Any]) -> dict[str, Any]:
+        if not adapter:
+            from pydantic import TypeAdapter
+
+            adapter.append(TypeAdapter(model[0] if model else _model(params, tool)))
+        instance = adapter[0].validate_python(args)
+        return {name: getattr(instance, name) for name in args}
+
+    return convert
+
+
+def _field(field_factory: Any, default: Any, description: str | None, annotation: Any) -> Any:
     # Annotated[..., Field(description=...)] is the more specific source: the docstring must not
     # override it (pydantic lets the outer Field win).
     if description and not _annotated_description(annotation):
@@ -146,7 +216,7 @@ def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[st
 
 
 def _output_schema(
-    annotation: Any, adapter_type: Any, tool: str, progress_type: type | None = None
+    annotation: Any, tool: str, progress_type: type | None = None
 ) -> dict[str, Any] | None:
     if annotation is inspect.Signature.empty or annotation in (None, type(None), Any):
         return None
@@ -160,8 +230,13 @@ def _output_schema(
         annotation = _without(args[0], progress_type)
         if annotation is None:
             return None
+    plain = plain_schema(annotation)
+    if plain is not None:
+        return plain
+    from pydantic import TypeAdapter  # heavy: only for unusual types
+
     try:
-        schema: dict[str, Any] = adapter_type(annotation).json_schema(mode="serialization")
+        schema: dict[str, Any] = TypeAdapter(annotation).json_schema(mode="serialization")
     except Exception as exc:
         raise InvalidToolDefinition(f"return type has no JSON Schema: {exc}", tool=tool) from None
     _strip_titles(schema)
@@ -180,6 +255,64 @@ def _without(annotation: Any, member: type | None) -> Any:
             return None
         return functools.reduce(operator.or_, rest) if len(rest) > 1 else rest[0]
     return annotation
+
+
+class _Arg(NamedTuple):
+    name: str
+    kind: Any
+    """An ``inspect.Parameter`` kind."""
+    default: Any
+    """``inspect.Parameter.empty`` when there is none."""
+
+
+def _parameters(fn: Callable[..., Any]) -> list[_Arg]:
+    """``inspect.signature(fn).parameters``, read straight from the code object for a plain
+    function (a fifth of the cost; a catalog reads a thousand of them)."""
+    code = getattr(fn, "__code__", None)
+    if (
+        type(fn) is not types.FunctionType
+        or code is None
+        or hasattr(fn, "__wrapped__")
+        or hasattr(fn, "__signature__")
+    ):
+        return [_Arg(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    names = code.co_varnames
+    positional = code.co_argcount
+    keyword_only = code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()
+    kw_defaults = fn.__kwdefaults__ or {}
+    first_default = positional - len(defaults)
+    out = []
+    for index in range(positional):
+        kind = _P.POSITIONAL_ONLY if index < code.co_posonlyargcount else _P.POSITIONAL_OR_KEYWORD
+        default = defaults[index - first_default] if index >= first_default else _P.empty
+        out.append(_Arg(names[index], kind, default))
+    if code.co_flags & inspect.CO_VARARGS:
+        out.append(_Arg(names[positional + keyword_only], _P.VAR_POSITIONAL, _P.empty))
+    for index in range(positional, positional + keyword_only):
+        name = names[index]
+        out.append(_Arg(name, _P.KEYWORD_ONLY, kw_defaults.get(name, _P.empty)))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        extra = 1 if code.co_flags & inspect.CO_VARARGS else 0
+        out.append(_Arg(names[positional + keyword_only + extra], _P.VAR_KEYWORD, _P.empty))
+    return out
+
+
+_kinds: dict[Any, tuple[bool, bool]] = {}
+
+
+def _kind(annotation: Any, key: Any) -> tuple[bool, bool]:
+    """Whether ``annotation`` is an int, and whether it is plain (:func:`_is_plain`);
+    remembered per annotation (``key``), since a catalog repeats the same few types."""
+    try:
+        known = _kinds.get(key)
+    except TypeError:  # unhashable
+        return _base(annotation) is int, _is_plain(annotation)
+    if known is None:
+        known = (_base(annotation) is int, _is_plain(annotation))
+        if len(_kinds) < 4_096:
+            _kinds[key] = known
+    return known
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from invokit._spec import ToolSpec
+from invokit._spec import OutputLimit, ToolSpec
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._approval import BoundCheck
@@ -48,6 +48,12 @@ class Tool(ABC):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def declared_output_limit(self) -> OutputLimit | None:
+        """The spec's ``output_limit``; a tool that knows it without building its whole spec
+        (schemas and all) answers without building it."""
+        return self.spec.output_limit
 
     @property
     def writable_roots(self) -> tuple[Path, ...]:

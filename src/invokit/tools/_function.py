@@ -149,6 +149,10 @@ class FunctionTool(Tool):
     def name(self) -> str:
         return self._name
 
+    @property
+    def declared_output_limit(self) -> OutputLimit | None:
+        return self._output_limit
+
     def permissions(self, args: Mapping[str, Any], ctx: ToolContext) -> Sequence[PermissionRequest]:
         if self._permissions is None:
             return ()

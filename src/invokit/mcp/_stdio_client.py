@@ -1,0 +1,156 @@
+"""The client side of MCP over stdio, reading the server's messages linearly and bounded.
+
+The SDK's ``stdio_client`` splits the server's output with ``(buffer + chunk).split("\\n")``:
+a line that never ends is copied again with every chunk (quadratic), and nothing bounds it, so
+a broken or hostile server keeps a CPU busy and memory growing long after the call timed out.
+This transport is the SDK's, with one change: each chunk is scanned once for line ends, and a
+message longer than ``max_message_bytes`` ends the connection. The server process is killed,
+the session sees the connection close (pending calls fail as ``unavailable``), and the next
+call starts the server again.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import anyio
+import anyio.lowlevel
+import mcp_types as types
+from mcp.client import stdio as sdk
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.message import SessionMessage
+
+logger = logging.getLogger("invokit.mcp")
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The longest message accepted from a server by default (64 MiB)."""
+
+
+class MessageTooLarge(Exception):
+    """A server sent a message past the client's size cap; the connection was closed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the server sent a message over {limit} bytes; the connection was closed")
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError as exc:
+        logger.warning("an MCP server sent a line that is not a JSON-RPC message: %s", exc)
+        return exc
+    return SessionMessage(message)
+
+
+@asynccontextmanager
+async def bounded_stdio_client(
+    server: StdioServerParameters,
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    errlog: TextIO = sys.stderr,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Start ``server`` and yield the SDK's ``(read, write)`` streams to it.
+
+    ``errlog`` receives the server's stderr; like the SDK's, the default is the standard
+    error of when this module was imported (a real file, even under a test runner that
+    replaces ``sys.stderr`` later).
+
+    Raises:
+        OSError: the server process cannot be started.
+    """
+    command = await sdk._get_executable_command(server.command)
+    process = await sdk._create_platform_compatible_process(
+        command=command,
+        args=server.args,
+        env=sdk.get_default_environment() | (server.env or {}),
+        errlog=errlog,
+        cwd=server.cwd,
+    )
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+    shutting_down = False
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        pending = bytearray()
+        overflow = False
+        try:
+            async with read_writer:
+                while True:
+                    try:
+                        chunk = await process.stdout.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        return
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
+                        if pending:
+                            pending += chunk[start:end]
+                            line: bytes = bytes(pending)
+                            pending.clear()
+                        else:
+                            line = chunk[start:end]
+                        start = end + 1
+                        if len(line) > max_message_bytes:
+                            overflow = True
+                            break
+                        if line.strip():
+                            await read_writer.send(_parse(line))
+                    if overflow:
+                        break
+                    pending += chunk[start:]
+                    if len(pending) > max_message_bytes:
+                        overflow = True
+                        break
+                pending.clear()
+                logger.warning(
+                    "MCP server %r sent a message over %d bytes; closing the connection",
+                    server.command,
+                    max_message_bytes,
+                )
+                await read_writer.send(MessageTooLarge(max_message_bytes))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            if not shutting_down:
+                logger.debug("reading from MCP server %r ended", server.command)
+        finally:
+            if overflow:
+                # Nothing more is read from it: kill it rather than let it block on a full pipe.
+                with anyio.CancelScope(shield=True):
+                    await sdk._terminate_process_tree(process)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((text + "\n").encode("utf-8"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(sdk._WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await sdk._stop_server_process(process)
+        await sdk._aclose_all(read_stream, write_stream, read_writer, write_reader)
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(stdout_reader)
+        group.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            group.cancel_scope.cancel()

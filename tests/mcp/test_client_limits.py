@@ -1,0 +1,124 @@
+"""The MCP client against large and misbehaving servers: listing cost, message size, bad schemas."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from invokit import Completed, Executor, Failed, Policy, ToolCall
+from invokit.mcp import MCPToolset, PinStore
+from invokit.mcp._pins import PinStore as Pins
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).with_name("raw_server.py")
+
+
+def raw(tmp: Path, **env: str) -> MCPToolset:
+    return MCPToolset.stdio(
+        sys.executable,
+        [str(SERVER)],
+        prefix="raw",
+        env={**os.environ, **env},
+        pins=PinStore(tmp / "pins.json"),
+        connect_timeout=30,
+        call_timeout=20,
+        max_message_bytes=1_000_000,
+    )
+
+
+class CountingPins(Pins):
+    """A pin store that counts how often it writes its file."""
+
+    writes = 0
+
+    def _write(self, data: dict[str, dict[str, dict[str, object]]]) -> None:
+        type(self).writes += 1
+        super()._write(data)
+
+
+async def test_a_large_listing_pins_every_tool_in_one_write(tmp_path: Path) -> None:
+    """1,500 new tools are pinned with one write of the pins file, not one per tool, and the
+    event loop keeps ticking while the listing is converted."""
+    pins = CountingPins(tmp_path / "pins.json")
+    toolset = MCPToolset.stdio(
+        sys.executable,
+        [str(SERVER)],
+        prefix="raw",
+        env={**os.environ, "TOOLS": "1500"},
+        pins=pins,
+        connect_timeout=30,
+    )
+    ticks: list[float] = []
+
+    async def tick() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await anyio.sleep(0.005)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(tick)
+        async with toolset:
+            assert len(toolset.names()) == 1501
+        group.cancel_scope.cancel()
+    assert CountingPins.writes == 1
+    saved = json.loads((tmp_path / "pins.json").read_text())
+    assert len(saved["raw"]) == 1501
+    assert len(ticks) > 10  # the loop was served throughout
+
+
+async def test_a_remote_ref_leaves_the_tool_out_instead_of_failing_calls(tmp_path: Path) -> None:
+    """A tool whose schema names a remote $ref is left out with a note; the others work and
+    calling it is an ordinary unknown-tool result, never an exception."""
+    async with raw(tmp_path, REMOTE_REF="1") as toolset:
+        assert "raw.remote" not in toolset.names()
+        assert any(p.startswith("remote:") for p in toolset.problems)
+        executor = Executor(toolset, policy=Policy(default="allow"))
+        missing = await executor.execute(ToolCall(id="1", name="raw.remote", arguments={}))
+        ok = await executor.execute(ToolCall(id="2", name="raw.t0", arguments={"x": 1}))
+    assert isinstance(missing, Failed)
+    assert missing.result.error is not None
+    assert missing.result.error.kind == "not_found"
+    assert isinstance(ok, Completed)
+
+
+async def test_an_endless_line_is_cut_and_the_server_stopped(tmp_path: Path) -> None:
+    """A server that answers with a line that never ends is cut off at the size cap: the call
+    fails as unavailable well before its timeout, memory stays bounded, the server process
+    is killed, and the next call starts it again."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    async with raw(tmp_path, PID_DIR=str(pids)) as toolset:
+        executor = Executor(toolset, policy=Policy(default="allow"))
+        start = time.monotonic()
+        flooded = await executor.execute(ToolCall(id="1", name="raw.flood", arguments={}))
+        elapsed = time.monotonic() - start
+        first = int(next(pids.iterdir()).name)
+        after = await executor.execute(ToolCall(id="2", name="raw.t1", arguments={"x": 1}))
+        assert len(list(pids.iterdir())) == 2  # started again
+        assert not _alive(first)
+    assert flooded.result.is_error
+    assert flooded.result.error is not None
+    assert flooded.result.error.kind == "unavailable"
+    assert elapsed < 15
+    assert not after.result.is_error
+    assert after.result.text == "ok"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it has stopped running.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
