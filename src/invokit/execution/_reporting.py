@@ -33,8 +33,10 @@ class Reporter:
     def _listen(self, events: Sequence[EventSink]) -> None:
         self.sinks = tuple(events)
         self._sinks_for = {}
+        # A sink without ``types`` (a plain object with ``emit``) wants every event.
+        chosen = [(s, getattr(s, "types", None)) for s in self.sinks]
         for kind in sorted(ALL_EVENT_TYPES):
-            wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
+            wanted = tuple(s for s, types in chosen if types is None or kind in types)
             if wanted:
                 self._sinks_for[kind] = wanted
         self._interrupts = {}
@@ -72,7 +74,9 @@ class Reporter:
         ):  # a malformed call, as parsed: its fields are written as their types only
             name, call_id = text_field(name) or "", text_field(call_id) or ""
             session = text_field(session)
-        event = new_event(kind, call_id, name, time.time(), session, data)
+        # id(call): the call object lives for its whole execution, so its events share it
+        # and no other execution in flight has it.
+        event = new_event(kind, call_id, name, time.time(), session, data, id(call))
         for sink in self._sinks_for[kind]:
             try:
                 sink.emit(event)
@@ -82,21 +86,45 @@ class Reporter:
     def _progress(
         self, call: ToolCall, downstream: ProgressCallback | None
     ) -> ProgressCallback | None:
-        if "progress" not in self._sinks_for:
-            return downstream
+        """The callback a tool reports progress to: the ``progress`` event, then the host's
+        ``downstream`` callback, whose failure is reported (a warning and a ``progress`` event
+        with ``callback_error``) and never fails the call."""
+        emitting = "progress" in self._sinks_for
+        if not emitting and downstream is None:
+            return None
+        reported = False
 
         async def report(progress: Progress) -> None:
-            self._emit(
-                "progress",
-                call,
-                {
-                    "progress": progress.progress,
-                    "total": progress.total,
-                    "message": progress.message,
-                },
-            )
-            if downstream is not None:
+            nonlocal reported
+            if emitting:
+                self._emit(
+                    "progress",
+                    call,
+                    {
+                        "progress": progress.progress,
+                        "total": progress.total,
+                        "message": progress.message,
+                    },
+                )
+            if downstream is None:
+                return
+            try:
                 await downstream(progress)
+            except Exception as exc:  # the host's callback, not the tool, failed
+                if reported:
+                    return
+                reported = True
+                if emitting:
+                    self._emit("progress", call, {"callback_error": repr(exc)[:500]})
+                try:
+                    warnings.warn(
+                        f"the on_progress callback of call {call.id!r} failed: {exc!r}; "
+                        "the call goes on without it",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                except Warning:  # warnings turned into errors still never fail the call
+                    pass
 
         return report
 
