@@ -6,7 +6,7 @@ fits its own output limit: the paging fields (``next_offset``, ``total_chars``) 
 
 from __future__ import annotations
 
-import json
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -50,16 +50,25 @@ class ArtifactStore:
 
 def page_of(text: str, start: int, size: int) -> str:
     """The longest piece of ``text`` from ``start``, at most ``size`` characters, whose JSON
-    string form (without its quotes) is at most ``size`` characters."""
+    string form (without its quotes) is at most ``size`` characters; at least one character."""
     chunk = text[start : start + size]
-    # Each character costs at least one character escaped, so dropping the excess from the
-    # end always makes the piece fit: one pass, no search.
-    excess = len(json.dumps(chunk, ensure_ascii=False)) - 2 - size
-    if excess > 0:
-        # At least one character, so paging always moves on (one escaped character fits in
-        # the envelope's spare room).
-        chunk = chunk[: max(1, len(chunk) - excess)]
-    return chunk
+    extra = 0  # characters the escapes so far add
+    # One pass over the characters JSON escapes: between two of them, every character
+    # costs one, so where the piece must end is found without trying lengths.
+    for match in _ESCAPED.finditer(chunk):
+        at = match.start()
+        if at + extra > size:
+            return chunk[: max(1, size - extra)]
+        extra += 1 if match.group() in _SHORT_ESCAPES else 5
+        if at + 1 + extra > size:
+            return chunk[: max(1, at)]
+    return chunk[: max(1, min(len(chunk), size - extra))]
+
+
+# json.dumps(ensure_ascii=False) escapes these: two characters for the short forms, six
+# (\u00XX) for the other control characters.
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+_SHORT_ESCAPES = frozenset('"\\\n\r\t\b\f')
 
 
 def _reader(store: ArtifactStore, page_chars: int) -> FunctionTool:

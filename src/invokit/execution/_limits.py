@@ -117,7 +117,9 @@ def apply_output_limit(
             return f"\n[…{size - kept} cut…]\n"
 
         kept, note = _fit(budget, (marker, marker_short), minimum=budget // 2)
-        head, tail = text[: kept // 2], text[size - (kept - kept // 2) :] if kept else ""
+        # The head gets the odd character: at a tiny limit the output still starts as it did.
+        half = kept // 2
+        head, tail = text[: kept - half], text[size - half :] if half else ""
         return _cut(result, head + note + tail, size)
 
     def clipped(shown: int) -> str:
