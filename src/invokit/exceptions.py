@@ -194,9 +194,7 @@ class InvalidArguments(ArgumentsError):
         count = len(self.issues) + more
         noun = "problem" if count == 1 else "problems"
         rest = f"; and {more} more" if more else ""
-        super().__init__(
-            f"Arguments do not match the input schema ({count} {noun}): {lines}{rest}"
-        )
+        super().__init__(f"Arguments do not match the input schema ({count} {noun}): {lines}{rest}")
 
 
 class NotJsonSafe(InvokitError, TypeError):

@@ -202,7 +202,7 @@ async def test_error_results_keep_their_kind_in_every_mode(mode: str) -> None:
     outcome = await Executor([broken]).execute(ToolCall(id="1", name="broken"))
     assert isinstance(outcome, Completed) and outcome.result.error is not None
     assert outcome.result.error.kind == "upstream_down"
-    assert 0 < outcome.result.text.count("x") and len(outcome.result.text) <= 100
+    assert outcome.result.text.count("x") > 0 and len(outcome.result.text) <= 100
 
 
 @pytest.mark.parametrize("mode", ["clip", "head_tail", "spill"])

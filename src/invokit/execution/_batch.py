@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from invokit.execution._executor import Executor
     from invokit.execution._outcomes import Outcome
 
-SLICE = 0.01
+SLICE = 0.005
 """Seconds a batch may hold the event loop before its workers yield."""
 
 
@@ -58,9 +58,16 @@ async def run_batch(
         import anyio
 
         checkpoint = anyio.sleep
-    # The time the loop last had control; a worker that finds it too long ago yields, and
-    # it is reset only after a yield, so every worker in the same loop turn yields too.
+    # When the batch last gave the loop a turn. A worker that finds it too long ago yields;
+    # only the first worker back in the next turn restarts the clock, so the others in the
+    # same turn see the slice used up and yield after one call each.
     held = [perf_counter()]
+
+    async def pause() -> None:
+        stamp = held[0]
+        await checkpoint(0)
+        if held[0] == stamp:
+            held[0] = perf_counter()
 
     async def work(indexes: Iterator[int]) -> None:
         for index in indexes:
@@ -69,16 +76,14 @@ async def run_batch(
             if on_outcome is not None:
                 on_outcome(index, outcome)
             if perf_counter() - held[0] > SLICE:
-                await checkpoint(0)
-                held[0] = perf_counter()
+                await pause()
 
     kinds: list[str] = []
     for call in calls:
         # A malformed name is shared: it fails at once, without running anything.
         kinds.append(executor.concurrency_of(call) if type(call.name) is str else "shared")
         if perf_counter() - held[0] > SLICE:
-            await checkpoint(0)
-            held[0] = perf_counter()
+            await pause()
     for stretch in stretches(kinds):
         workers = min(len(stretch), max(1, max_concurrency))
         shared = iter(stretch)  # one iterator: each index goes to exactly one worker

@@ -3,6 +3,7 @@ failed before their tool ran."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from collections.abc import Sequence
@@ -116,15 +117,14 @@ class Reporter:
                 reported = True
                 if emitting:
                     self._emit("progress", call, {"callback_error": repr(exc)[:500]})
-                try:
+                # Warnings turned into errors still never fail the call.
+                with contextlib.suppress(Warning):
                     warnings.warn(
                         f"the on_progress callback of call {call.id!r} failed: {exc!r}; "
                         "the call goes on without it",
                         RuntimeWarning,
                         stacklevel=2,
                     )
-                except Warning:  # warnings turned into errors still never fail the call
-                    pass
 
         return report
 
