@@ -284,3 +284,24 @@ async def test_small_images_pass_untouched() -> None:
     outcome = await executor.execute(ToolCall(id="1", name="img_fail"))
     assert isinstance(outcome, Completed) and not outcome.result.is_error
     assert not outcome.result.truncated and len(outcome.result.content) == 2
+
+
+async def test_a_refusal_quoting_a_huge_argument_is_held_to_the_limit() -> None:
+    """A call refused before its tool runs, with a message that quotes what the model sent
+    (here a 300,000-character URL), gets that message cut to the output limit, kind kept."""
+    from invokit.builtin import http
+    from invokit.execution import Failed
+    from invokit.permissions import Policy
+
+    executor = Executor(
+        http(allow_private=True),
+        policy=Policy.allow_all(),
+        limits=Limits(output=OutputLimit(max_chars=1000)),
+    )
+    outcome = await executor.execute(
+        ToolCall(id="1", name="http.fetch", arguments={"url": "http://" + "a" * 300_000 + "/"})
+    )
+    assert isinstance(outcome, Failed) and outcome.result.error is not None
+    assert outcome.result.error.kind != "output_too_large"
+    assert len(outcome.result.text) <= 1000 and len(outcome.result.error.message) <= 1000
+    assert "300" in outcome.result.text  # the note says how long the message was

@@ -17,7 +17,14 @@ from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResu
 from invokit._spec import OutputLimit
 from invokit.execution._artifacts import READER_NAME, ArtifactStore
 
-__all__ = ["READER_NAME", "ArtifactStore", "Limits", "apply_output_limit", "result_text"]
+__all__ = [
+    "READER_NAME",
+    "ArtifactStore",
+    "Limits",
+    "apply_output_limit",
+    "fit_message",
+    "result_text",
+]
 
 Note = Callable[[int], str]
 """A note about a cut, given how many characters of output it follows."""
@@ -152,6 +159,19 @@ def _room(budget: int, note: Note) -> int:
     while shown > 0 and shown + len(note(shown)) > budget:
         shown -= 1
     return max(0, shown)
+
+
+def fit_message(message: str, budget: int) -> str:
+    """``message`` cut to ``budget`` characters, its note included; itself when it fits."""
+    if len(message) <= budget:
+        return message
+    size = len(message)
+
+    def clipped(shown: int) -> str:
+        return f"\n[message cut: {shown} of {size} characters shown]"
+
+    shown, note = _fit(budget, (clipped,), minimum=budget // 2)
+    return message[:shown] + note
 
 
 def _too_large(result: ToolResult, limit: OutputLimit, size: int) -> ToolResult:

@@ -12,6 +12,7 @@ from typing import Any
 
 from invokit._calls import ToolCall, new_error_result
 from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event, text_field
+from invokit.execution._limits import Limits, fit_message
 from invokit.execution._outcomes import (
     ApprovalRequired,
     Failed,
@@ -27,6 +28,7 @@ class Reporter:
     """The executor's event plumbing: which sinks want which events, and the outcomes that
     are reported as they are returned (failed before running, interrupted)."""
 
+    limits: Limits
     sinks: tuple[EventSink, ...]
     _sinks_for: dict[str, tuple[EventSink, ...]]
     _interrupts: dict[str, Interrupt]
@@ -45,6 +47,8 @@ class Reporter:
     def _failed(
         self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
     ) -> Failed:
+        # A refusal may quote what the model sent (a 2 MB URL); it is held to the output limit.
+        message = fit_message(message, self.limits.output.max_chars)
         result = new_error_result(call.id, call.name, kind, message, data, perf_counter() - start)
         if "failed" in self._sinks_for:
             self._emit(
@@ -52,7 +56,7 @@ class Reporter:
                 call,
                 {
                     "kind": kind,
-                    "message": message,
+                    "message": message[:500],
                     "is_error": True,
                     "arguments": shown(call.arguments),
                 },
