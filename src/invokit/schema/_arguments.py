@@ -114,7 +114,8 @@ class ArgumentValidator:
         schema: the tool's input schema (an object schema).
         strict: refuse ``1.0`` for integer fields (JSON Schema itself accepts it).
         max_depth: the deepest nesting of arrays and objects accepted.
-        max_bytes: the most bytes of JSON accepted (a mapping: the length of its text).
+        max_bytes: the most bytes of JSON text accepted (checked before parsing; a mapping,
+            parsed already, is held to the depth and value bounds only).
         max_items: the most values, at every level, accepted.
     """
 
@@ -359,68 +360,57 @@ def _malformed(message: str, data: bytes) -> MalformedArguments:
 
 def _flat_ascii(value: dict[Any, Any], bounds: Bounds) -> bool:
     """True for the common mapping that needs no deeper check: ASCII keys, scalar values,
-    small enough."""
+    not too many of them."""
     if len(value) > bounds.items:
         return False
-    chars = 0
     for key, item in value.items():
         if type(key) is not str or not key.isascii():
             return False
         kind = type(item)
         if kind is str:
-            chars += len(item)
             if not item.isascii():
                 return False
         elif not (kind is int or kind is bool or item is None):
             return False
-    return chars < bounds.size // 2
+    return True
 
 
 def _check_value(value: Any, bounds: Bounds) -> None:
     """The checks JSON text gets, for a mapping given as such: JSON types only, finite
-    numbers, no lone surrogates, and the same bounds (its size as the length of its text)."""
-    # Each value costs its text (at least a character and a separator), so a mapping over
-    # the byte bound is refused without being written out.
-    budget = [bounds.items, bounds.size]
+    numbers, no lone surrogates, bounded depth and values. (The byte bound is for text, to
+    bound parsing; a mapping is parsed already.)"""
+    budget = bounds.items
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         # The same rule as for text: an object or array is one level, even when empty.
         if depth > bounds.depth:
             raise _too_deep(bounds.depth)
-        budget[0] -= len(node)
-        if budget[0] < 0:
+        budget -= len(node)
+        if budget < 0:
             raise _too_wide(bounds.items)
         if isinstance(node, dict):
             for key, item in node.items():
                 if not isinstance(key, str):
                     raise MalformedArguments(f"object key {key!r} is not a string")
                 _check_text(key)
-                budget[1] -= len(key) + 4
-                _check_item(item, depth, stack, budget)
+                _check_item(item, depth, stack)
         else:
             for item in node:
-                _check_item(item, depth, stack, budget)
-        if budget[1] < 0:
-            raise _too_large(bounds.size - budget[1], bounds.size)
+                _check_item(item, depth, stack)
 
 
-def _check_item(item: Any, depth: int, stack: list[tuple[Any, int]], budget: list[int]) -> None:
+def _check_item(item: Any, depth: int, stack: list[tuple[Any, int]]) -> None:
     if isinstance(item, dict | list | tuple):
         stack.append((item, depth + 1))
-        budget[1] -= 2
     elif isinstance(item, float):
         if not math.isfinite(item):
             raise MalformedArguments(
                 f"{item} is not a JSON number (NaN and Infinity are not allowed)"
             )
-        budget[1] -= 8
     elif isinstance(item, str):
         _check_text(item)
-        budget[1] -= len(item) + 3
-    elif item is None or isinstance(item, bool | int):
-        budget[1] -= 5
-    else:
+    elif not (item is None or isinstance(item, bool | int)):
         raise MalformedArguments(f"a value of type {type(item).__name__} is not JSON")
 
 
