@@ -29,12 +29,14 @@ class Reporter:
     are reported as they are returned (failed before running, interrupted)."""
 
     limits: Limits
+    _refusal_chars: int
     sinks: tuple[EventSink, ...]
     _sinks_for: dict[str, tuple[EventSink, ...]]
     _interrupts: dict[str, Interrupt]
 
     def _listen(self, events: Sequence[EventSink]) -> None:
         self.sinks = tuple(events)
+        self._refusal_chars = self.limits.output.max_chars
         self._sinks_for = {}
         # A sink without ``types`` (a plain object with ``emit``) wants every event.
         chosen = [(s, getattr(s, "types", None)) for s in self.sinks]
@@ -48,7 +50,8 @@ class Reporter:
         self, call: ToolCall, start: float, kind: str, message: str, *, data: Any = None
     ) -> Failed:
         # A refusal may quote what the model sent (a 2 MB URL); it is held to the output limit.
-        message = fit_message(message, self.limits.output.max_chars)
+        if len(message) > self._refusal_chars:
+            message = fit_message(message, self._refusal_chars)
         result = new_error_result(call.id, call.name, kind, message, data, perf_counter() - start)
         if "failed" in self._sinks_for:
             self._emit(
