@@ -182,15 +182,19 @@ class InvalidArguments(ArgumentsError):
     """The arguments are JSON but break the tool's input schema.
 
     Attributes:
-        issues: every problem found, each with its JSON pointer.
+        issues: the problems found, each with its JSON pointer (the first ones, when
+            there are very many).
+        more: how many more problems there are beyond ``issues``.
     """
 
-    def __init__(self, issues: Sequence[ArgumentIssue]) -> None:
+    def __init__(self, issues: Sequence[ArgumentIssue], *, more: int = 0) -> None:
         self.issues = tuple(issues)
+        self.more = more
         lines = "; ".join([issue.render() for issue in self.issues])
-        count = len(self.issues)
+        count = len(self.issues) + more
         noun = "problem" if count == 1 else "problems"
-        super().__init__(f"Arguments do not match the input schema ({count} {noun}): {lines}")
+        rest = f"; and {more} more" if more else ""
+        super().__init__(f"Arguments do not match the input schema ({count} {noun}): {lines}{rest}")
 
 
 class NotJsonSafe(InvokitError, TypeError):

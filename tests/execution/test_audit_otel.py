@@ -193,3 +193,69 @@ def test_missing_api_is_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingExtra) as info:
         OpenTelemetrySink()
     assert info.value.extra == "otel"
+
+
+@pytest.mark.anyio
+async def test_same_call_id_in_two_sessions_gives_two_spans() -> None:
+    """Two sessions' calls that share an id (MCP request ids are per connection), running at
+    the same time through one executor, get a span each, each with its own events."""
+    import anyio
+
+    from invokit import ToolCall, tool
+    from invokit.execution import Executor
+
+    gate = anyio.Event()
+
+    @tool(read_only=True)
+    async def wait(label: str) -> str:
+        """Waits for the gate."""
+        await gate.wait()
+        return label
+
+    provider = RecordingProvider()
+    sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    executor = Executor([wait], events=[sink])
+    results: dict[str, object] = {}
+
+    async def run(session: str) -> None:
+        call = ToolCall(id="1", name="wait", arguments={"label": session}, session_id=session)
+        results[session] = await executor.execute(call)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, "alice")
+        group.start_soon(run, "bob")
+        await anyio.sleep(0.01)
+        gate.set()
+    sink.flush()
+    spans = provider.tracer.spans
+    assert len(spans) == 2
+    assert sorted(s.attributes["invokit.session_id"] for s in spans) == ["alice", "bob"]
+    for span in spans:
+        names = [name for name, _, _ in span.events]
+        assert names.count("validated") == names.count("started") == 1
+        assert names.count("completed") == 1 and span.end_time is not None
+    sink.close()
+
+
+def test_same_call_id_different_executions_are_separate_spans() -> None:
+    """Events of two executions with the same call id and session are kept apart by their
+    execution identity."""
+    provider = RecordingProvider()
+    sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    for kind, execution in [
+        ("received", 1),
+        ("received", 2),
+        ("started", 1),
+        ("started", 2),
+        ("completed", 2),
+        ("completed", 1),
+    ]:
+        step = event(kind, at=100.0, is_error=False)
+        step.execution = execution
+        sink.emit(step)
+    sink.flush()
+    first, second = provider.tracer.spans
+    assert [n for n, _, _ in first.events] == ["started", "completed"]
+    assert [n for n, _, _ in second.events] == ["started", "completed"]
+    assert first.end_time is not None and second.end_time is not None
+    sink.close()

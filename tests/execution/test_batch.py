@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from invokit import ToolCall, tool
@@ -149,3 +151,103 @@ async def test_bounded_batches_on_both_backends(anyio_backend: str) -> None:
         *range(3),
     ]
     assert peak <= 4
+
+
+async def test_an_exclusive_call_runs_alone() -> None:
+    """An exclusive call never overlaps any other call: every call before it has finished
+    when it starts, and none after it has started until it finished."""
+    log: list[tuple[str, str]] = []
+
+    @tool(read_only=True)
+    async def look(n: int) -> int:
+        """Look."""
+        log.append(("start", f"look{n}"))
+        await anyio.sleep(0.01)
+        log.append(("end", f"look{n}"))
+        return n
+
+    @tool(destructive=True)
+    async def change(n: int) -> int:
+        """Change."""
+        log.append(("start", f"change{n}"))
+        await anyio.sleep(0.01)
+        log.append(("end", f"change{n}"))
+        return n
+
+    calls = [ToolCall(id=f"l{i}", name="look", arguments={"n": i}) for i in range(3)]
+    calls.append(ToolCall(id="c0", name="change", arguments={"n": 0}))
+    calls += [ToolCall(id=f"l{i}", name="look", arguments={"n": i}) for i in range(3, 6)]
+    outcomes = await Executor([look, change], policy=Policy(allow=["*"])).execute_many(calls)
+    assert [o.result.structured for o in outcomes if isinstance(o, Completed)] == [
+        0,
+        1,
+        2,
+        0,
+        3,
+        4,
+        5,
+    ]
+    at = log.index(("start", "change0"))
+    assert log[at + 1] == ("end", "change0")
+    assert {name for _, name in log[:at]} == {"look0", "look1", "look2"}
+    assert len(log[:at]) == 6  # every earlier call both started and ended
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_large_batch_of_instant_calls_lets_other_tasks_run(anyio_backend: str) -> None:
+    """A batch of many calls that never suspend runs on a small pool of workers (not a task
+    per call) that yields to the event loop as it goes: another task keeps ticking through
+    it, and outcomes come back in order."""
+    import asyncio
+
+    @tool(read_only=True)
+    async def instant(n: int) -> int:
+        """Returns at once."""
+        return n
+
+    loop = asyncio.get_running_loop()
+    created = 0
+    default = loop.get_task_factory()
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> Any:
+        nonlocal created
+        created += 1
+        if default is not None:
+            return default(loop, coro, **kwargs)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    ticks = 0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done:
+            ticks += 1
+            await anyio.sleep(0.002)
+
+    calls = [ToolCall(id=str(i), name="instant", arguments={"n": i}) for i in range(20_000)]
+    executor = Executor([instant])
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        await anyio.lowlevel.checkpoint()
+        loop.set_task_factory(counting)
+        try:
+            outcomes = await executor.execute_many(calls, max_concurrency=16)
+        finally:
+            loop.set_task_factory(default)
+        before, done = ticks, True
+    assert [o.result.structured for o in outcomes if isinstance(o, Completed)] == list(
+        range(20_000)
+    )
+    assert created <= 16
+    # Without yielding, the ticker gets one turn, maybe two, for the whole batch.
+    assert before >= 10
+
+
+def test_stretches_split_at_exclusive_calls() -> None:
+    """Shared calls between exclusive ones form one stretch; each exclusive call is alone."""
+    from invokit.execution._batch import stretches
+
+    kinds = ["shared", "shared", "exclusive", "exclusive", "shared"]
+    assert [list(r) for r in stretches(kinds)] == [[0, 1], [2], [3], [4]]
+    assert stretches([]) == []

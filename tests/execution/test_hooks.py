@@ -50,6 +50,16 @@ async def test_rewrite_is_validated_again(registry: ToolRegistry, recorder: Reco
     assert recorder.count("echo") == 0
 
 
+async def test_invalid_rewrite_says_a_hook_rewrote_them(
+    registry: ToolRegistry, recorder: Recorder
+) -> None:
+    """The error for an invalid rewrite is a sentence saying the hook's arguments are invalid."""
+    executor = Executor(registry, hooks=[Rewriter({"text": 1})])
+    outcome = await executor.execute(ToolCall(id="1", name="echo", arguments={"text": "a"}))
+    assert isinstance(outcome, Failed) and outcome.result.error is not None
+    assert outcome.result.error.message.startswith("The arguments a hook rewrote are invalid:")
+
+
 async def test_rewrite_is_decided_again(recorder: Recorder) -> None:
     """Guards see what will really run: a rewrite into a denied target is denied."""
 

@@ -105,6 +105,19 @@ def test_structured_value_breaking_the_output_schema_becomes_an_error() -> None:
     assert "structuredContent" not in converted
 
 
+def test_a_cut_result_under_an_output_schema_is_output_too_large() -> None:
+    """A result cut to its output limit has no structured value; under an output schema it is
+    sent as output_too_large, not blamed on the tool as output_invalid."""
+    shape = OutputShape.of(
+        _spec({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    )
+    cut = ToolResult(call_id="1", name="t", content=(TextPart(text="{..."),), truncated=True)
+    converted = result_dict(cut, shape)
+    assert converted["isError"] is True
+    assert converted["_meta"]["invokit/error"]["kind"] == "output_too_large"
+    assert "structuredContent" not in converted
+
+
 def test_object_result_without_schema_is_structured_unless_truncated() -> None:
     """A dict result travels as structuredContent, except when the text was cut to a limit."""
     whole = ToolResult(call_id="1", name="t", structured={"a": 1})

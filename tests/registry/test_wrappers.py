@@ -68,7 +68,42 @@ def test_merged_conflict_names_both_registries_and_the_fix() -> None:
         ToolRegistry([read]).prefixed("a").merged(ToolRegistry([declare("a.read", "Other.")]))
     assert caught.value.name == "a.read"
     assert "PrefixedRegistry" in caught.value.sources[0]
-    assert caught.value.sources[1] == "ToolRegistry"
+    assert caught.value.sources[1] == "<DeclaredTool 'a.read'> in ToolRegistry(a.read)"
+
+
+def test_merged_conflict_tells_two_plain_registries_apart() -> None:
+    """Two plain registries sharing a name are named by the tool's function and the tools
+    each holds, never both as just "ToolRegistry"."""
+    with pytest.raises(DuplicateToolName) as caught:
+        ToolRegistry([read, write]).merged(ToolRegistry([declare("read", "Other.")]))
+    first, second = caught.value.sources
+    assert first == f"{read.fn.__module__}.{read.fn.__qualname__} in ToolRegistry(read, write)"
+    assert second == "<DeclaredTool 'read'> in ToolRegistry(read)"
+
+
+def test_registry_description_lists_a_few_tools_and_the_count() -> None:
+    """A large registry describes itself by its first names and how many tools it holds."""
+    tools = [declare(f"t{i:02d}", "T.") for i in range(12)]
+    assert ToolRegistry(tools).describe() == "ToolRegistry(t00, t01, t02, … 12 tools)"
+
+
+def test_prefix_too_long_fails_at_prefixed() -> None:
+    """A prefix that makes any name longer than 64 characters fails when the prefixed registry
+    is made, naming the name, not later when specs are listed."""
+    long_tool = declare("n" * 50, "Long.")
+    with pytest.raises(InvalidToolDefinition, match="over the limit of 64"):
+        ToolRegistry([read, long_tool]).prefixed("p" * 14)
+    exact = ToolRegistry([long_tool]).prefixed("p" * 13)  # 64 characters: allowed
+    assert [spec.name for spec in exact.specs()] == ["p" * 13 + "." + "n" * 50]
+
+
+def test_prefix_check_follows_tools_added_later() -> None:
+    """A tool added after prefixing that would get a name too long fails when names are read."""
+    inner = ToolRegistry([read])
+    prefixed = inner.prefixed("p" * 20)
+    inner.add(declare("n" * 50, "Long."))
+    with pytest.raises(InvalidToolDefinition):
+        prefixed.names()
 
 
 @pytest.mark.parametrize(

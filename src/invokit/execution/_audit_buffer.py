@@ -154,7 +154,8 @@ def _event_serializer() -> Any:
             "session_id": core_schema.nullable_schema(text),
             "data": core_schema.dict_schema(text, core_schema.any_schema()),
         }
-        names = [f.name for f in dataclasses.fields(Event)]
+        # ``execution`` groups events in memory only; it is not part of the record.
+        names = [f.name for f in dataclasses.fields(Event) if f.name != "execution"]
         fields = [
             core_schema.dataclass_field(name, typed.get(name, core_schema.any_schema()))
             for name in names

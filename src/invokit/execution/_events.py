@@ -29,7 +29,8 @@ class Event:
     ``approval_requested`` the approval ``id``, ``arguments`` and ``requests``;
     ``approval_resolved`` the ``id``, ``approved``, ``scope``, ``by`` and ``reason``;
     ``completed``/``failed`` the ``is_error``, ``kind``, ``message``, ``duration`` and the
-    ``arguments`` that ran; ``progress`` the ``progress``, ``total`` and ``message``.
+    ``arguments`` that ran; ``progress`` the ``progress``, ``total`` and ``message`` (or, once
+    per call, ``callback_error`` when the host's ``on_progress`` callback failed).
     """
 
     type: EventType
@@ -39,6 +40,10 @@ class Event:
     """Seconds since the epoch (``time.time()``)."""
     session_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    execution: int = 0
+    """Which execution of the call this is: the same for every event of one ``execute``, and
+    unique among the executions in flight in this process (call ids are not: MCP request ids
+    are per connection). For grouping in memory (tracing); not stored, not in ``to_dict``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of the event."""
@@ -59,7 +64,8 @@ class EventSink(Protocol):
 
     @property
     def types(self) -> frozenset[str] | None:
-        """The event types this sink wants; ``None`` for all of them."""
+        """The event types this sink wants; ``None`` for all of them (a sink without this
+        attribute gets all of them too)."""
         ...
 
     def emit(self, event: Event) -> None:
@@ -76,7 +82,13 @@ class EventSink(Protocol):
 
 
 def new_event(
-    kind: EventType, call_id: str, tool: str, time: float, session_id: str | None, data: Any
+    kind: EventType,
+    call_id: str,
+    tool: str,
+    time: float,
+    session_id: str | None,
+    data: Any,
+    execution: int = 0,
 ) -> Event:
     """``Event(...)`` for the executor's hot path (about a sixth of the keyword constructor's
     cost); sets every field, exactly as the constructor would."""
@@ -87,6 +99,7 @@ def new_event(
     event.time = time
     event.session_id = session_id
     event.data = data
+    event.execution = execution
     return event
 
 

@@ -103,7 +103,7 @@ async def run_before_hooks(
     if current == args:
         return None
     # Guards see what will really run: rewritten arguments are validated and decided again.
-    checked = await ex._recheck(prepared, call, current, ctx, start, "A hook rewrote the arguments")
+    checked = await ex._recheck(prepared, call, current, ctx, start, "The arguments a hook rewrote")
     if isinstance(checked, Failed):
         return checked
     current, requests, decision = checked

@@ -1,20 +1,33 @@
-"""Executor limits and the output-limit step: fail, clip, keep head and tail, or spill."""
+"""Executor limits and the output-limit step: fail, clip, keep head and tail, or spill.
+
+Every cut result fits its limit, note included: the output comes first and the note shrinks
+(down to a single ``…``) before the output does. Offsets and counts in a note are true. Images
+count by their base64 size. An error result keeps its kind and message, cut if it must be,
+whatever the mode.
+"""
 
 from __future__ import annotations
 
+import json
 import math
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from invokit._calls import JsonPart, TextPart, ToolResult
-from invokit._ids import new_id
+from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResult
 from invokit._spec import OutputLimit
-from invokit.exceptions import ToolFailed
-from invokit.tools._function import FunctionTool, tool
+from invokit.execution._artifacts import READER_NAME, ArtifactStore
 
-READER_NAME = "tool_result_read"
+__all__ = [
+    "READER_NAME",
+    "ArtifactStore",
+    "Limits",
+    "apply_output_limit",
+    "fit_message",
+    "result_text",
+]
+
+Note = Callable[[int], str]
+"""A note about a cut, given how many characters of output it follows."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -45,63 +58,6 @@ class Limits:
             raise ValueError(f"max_concurrency must be at least 1, not {self.max_concurrency!r}")
 
 
-class ArtifactStore:
-    """Keeps spilled outputs in memory (newest ``capacity`` of them) for ``tool_result_read``."""
-
-    def __init__(self, capacity: int = 256) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[str, str] = OrderedDict()
-
-    def put(self, text: str) -> str:
-        handle = new_id("art_", 12)
-        self._items[handle] = text
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-        return handle
-
-    def get(self, handle: str) -> str | None:
-        return self._items.get(handle)
-
-    def reader(self, page_chars: int = 20_000) -> FunctionTool:
-        """The ``tool_result_read`` tool that pages through spilled outputs."""
-        store = self
-
-        @tool(
-            name=READER_NAME,
-            read_only=True,
-            idempotent=True,
-            output_limit=OutputLimit(max_chars=page_chars + 500, mode="clip"),
-        )
-        def tool_result_read(
-            handle: str, offset: int = 0, length: int = page_chars
-        ) -> dict[str, Any]:
-            """Read part of a tool output that was too large to show at once.
-
-            Args:
-                handle: The handle given in the cut result.
-                offset: The first character to read.
-                length: How many characters to read (at most one page).
-            """
-            text = store.get(handle)
-            if text is None:
-                raise ToolFailed(
-                    f"no stored output has handle {handle!r} (it may have expired)",
-                    kind="not_found",
-                )
-            start = max(0, offset)
-            size = max(1, min(length, page_chars))
-            chunk = text[start : start + size]
-            end = start + len(chunk)
-            return {
-                "text": chunk,
-                "offset": start,
-                "next_offset": end if end < len(text) else None,
-                "total_chars": len(text),
-            }
-
-        return tool_result_read
-
-
 def result_text(result: ToolResult) -> str:
     """The text the model will read, JSON parts rendered."""
     if len(result.content) == 1 and isinstance(result.content[0], TextPart):
@@ -109,7 +65,8 @@ def result_text(result: ToolResult) -> str:
     return result.text
 
 
-def _size(result: ToolResult) -> int:
+def output_size(result: ToolResult) -> int:
+    """The characters ``result`` costs the model: text, JSON as text, images as base64."""
     total = 0
     for part in result.content:
         if isinstance(part, TextPart):
@@ -117,11 +74,13 @@ def _size(result: ToolResult) -> int:
         elif isinstance(part, JsonPart):
             value = part.value
             if isinstance(value, dict | list | str):
-                import json
-
                 total += len(json.dumps(value, ensure_ascii=False))
             else:
                 total += 24
+        elif isinstance(part, ImagePart):
+            total += len(part.data) + len(part.mime_type)
+        elif isinstance(part, ResourceLink):
+            total += sum(len(t) for t in (part.uri, part.name, part.description) if t)
     return total
 
 
@@ -129,57 +88,133 @@ def apply_output_limit(
     result: ToolResult, limit: OutputLimit, artifacts: ArtifactStore | None
 ) -> ToolResult:
     """Cut ``result`` to ``limit``; unchanged when it fits."""
-    if _size(result) <= limit.max_chars:
+    if output_size(result) <= limit.max_chars:
         return result
     text = result_text(result)
     size = len(text)
-    if limit.mode == "fail":
-        message = (
-            f"The output of {result.name!r} is {size} characters, over the limit of {limit.max_chars}. "
-            "Ask for less (a smaller range, a narrower pattern)."
-        )
-        return replace(
-            ToolResult.make_error(result.call_id, result.name, "output_too_large", message),
-            duration=result.duration,
-            metadata={**result.metadata, "output_chars": size},
-        )
+    left_out = sum(1 for part in result.content if isinstance(part, ImagePart | ResourceLink))
     budget = limit.max_chars
+    if result.is_error:
+        # A tool's own error stays what it was (its kind, its message), only shorter.
+        return _cut_error(result, text, budget)
+    if limit.mode == "fail":
+        return _too_large(result, limit, output_size(result))
+    dropped = f" ({left_out} image or link part(s) left out)" if left_out else ""
     if limit.mode == "spill" and artifacts is not None and result.name != READER_NAME:
         handle = artifacts.put(text)
+        call = f"{READER_NAME}(handle={handle!r}, offset={{}})"
 
         def spilled(shown: int) -> str:
             return (
-                f"\n[output cut: showing {shown} of {size} characters. "
-                f"Read the rest with {READER_NAME}(handle={handle!r}, offset={shown})]"
+                f"\n[output cut: showing {shown} of {size} characters{dropped}. "
+                f"Read the rest with {call.format(shown)}]"
             )
 
-        shown = _room(budget, spilled)
-        return _cut(result, text[:shown] + spilled(shown), size, artifact=handle)
+        def spilled_short(shown: int) -> str:
+            return f"\n[{shown}/{size} shown; {call.format(shown)}]"
+
+        shown, note = _fit(budget, (spilled, spilled_short), minimum=1)
+        return _cut(result, text[:shown] + note, size, artifact=handle)
     if limit.mode == "head_tail":
 
         def marker(kept: int) -> str:
-            return f"\n[... {size - kept} characters cut of {size} ...]\n"
+            return f"\n[... {size - kept} characters cut of {size}{dropped} ...]\n"
 
-        kept = _room(budget, marker)
-        head, tail = text[: kept // 2], text[size - (kept - kept // 2) :] if kept else ""
-        return _cut(result, head + marker(kept) + tail, size)
+        def marker_short(kept: int) -> str:
+            return f"\n[…{size - kept} cut…]\n"
+
+        kept, note = _fit(budget, (marker, marker_short), minimum=budget // 2)
+        # The head gets the odd character: at a tiny limit the output still starts as it did.
+        half = kept // 2
+        head, tail = text[: kept - half], text[size - half :] if half else ""
+        return _cut(result, head + note + tail, size)
 
     def clipped(shown: int) -> str:
-        return f"\n[output cut: {shown} of {size} characters shown]"
+        return f"\n[output cut: {shown} of {size} characters shown{dropped}]"
 
-    shown = _room(budget, clipped)
-    return _cut(result, text[:shown] + clipped(shown), size)
+    def clipped_short(shown: int) -> str:
+        return f"\n[cut: {shown}/{size}]"
+
+    shown, note = _fit(budget, (clipped, clipped_short), minimum=budget // 2)
+    return _cut(result, text[:shown] + note, size)
 
 
-def _room(budget: int, note: Callable[[int], str]) -> int:
-    """How many characters of output fit in ``budget`` beside ``note`` (whose length depends
-    on that number); zero when the note alone fills it."""
-    room = max(0, budget - len(note(budget)))
-    return max(0, budget - len(note(room)))
+def _fit(budget: int, notes: Sequence[Note], *, minimum: int) -> tuple[int, str]:
+    """The first of ``notes`` (longest first) that leaves at least ``minimum`` characters of
+    output within ``budget``, with that number; else a bare ``…`` (or nothing, for a budget
+    of one character)."""
+    for note in notes:
+        shown = _room(budget, note)
+        if shown >= max(1, minimum):
+            return shown, note(shown)
+    if budget < 2:
+        return budget, ""
+    return budget - 1, "…"
+
+
+def _room(budget: int, note: Note) -> int:
+    """The most characters of output that fit in ``budget`` beside ``note`` (whose length
+    depends on that number); zero when the note alone fills it."""
+    shown = budget - len(note(budget))
+    while shown > 0 and shown + len(note(shown)) > budget:
+        shown -= 1
+    return max(0, shown)
+
+
+def fit_message(message: str, budget: int) -> str:
+    """``message`` cut to ``budget`` characters, its note included; itself when it fits."""
+    if len(message) <= budget:
+        return message
+    size = len(message)
+
+    def clipped(shown: int) -> str:
+        return f"\n[message cut: {shown} of {size} characters shown]"
+
+    shown, note = _fit(budget, (clipped,), minimum=budget // 2)
+    return message[:shown] + note
+
+
+def _too_large(result: ToolResult, limit: OutputLimit, size: int) -> ToolResult:
+    message = (
+        f"The output of {result.name!r} is {size} characters, over the limit of "
+        f"{limit.max_chars}. Ask for less (a smaller range, a narrower pattern)."
+    )
+    if len(message) > limit.max_chars:
+        message = f"Output over {limit.max_chars} characters."[: limit.max_chars]
+    return replace(
+        ToolResult.make_error(result.call_id, result.name, "output_too_large", message),
+        duration=result.duration,
+        metadata={**result.metadata, "output_chars": size},
+    )
+
+
+def _cut_error(result: ToolResult, text: str, budget: int) -> ToolResult:
+    size = len(text)
+
+    def clipped(shown: int) -> str:
+        return f"\n[message cut: {shown} of {size} characters shown]"
+
+    shown, note = _fit(budget, (clipped,), minimum=budget // 2)
+    cut = text[:shown] + note
+    error = result.error
+    if error is not None and len(error.message) > budget:
+        error = replace(error, message=error.message[:shown] + note)
+    metadata = {**result.metadata, "output_chars": size}
+    return replace(
+        result,
+        content=(TextPart(text=cut),),
+        structured=None,
+        error=error,
+        truncated=True,
+        metadata=metadata,
+    )
 
 
 def _cut(result: ToolResult, text: str, size: int, artifact: str | None = None) -> ToolResult:
     metadata = {**result.metadata, "output_chars": size}
     if artifact is not None:
         metadata["artifact"] = artifact
-    return replace(result, content=(TextPart(text=text),), truncated=True, metadata=metadata)
+    # The structured value is the whole output; the model and host get the cut text only.
+    return replace(
+        result, content=(TextPart(text=text),), structured=None, truncated=True, metadata=metadata
+    )

@@ -64,11 +64,16 @@ class OpenTelemetrySink(BufferedSink):
             raise MissingExtra("OpenTelemetry spans", "otel") from None
         self._trace = trace
         self._tracer: Tracer = trace.get_tracer("invokit", tracer_provider=tracer_provider)
-        self._spans: dict[str, Span] = {}
+        # Keyed by execution, not call id: two sessions' calls may share an id.
+        self._spans: dict[tuple[int, str | None, str], Span] = {}
         super().__init__(types=types, flush_interval=flush_interval)
 
+    @staticmethod
+    def _key(event: Event) -> tuple[int, str | None, str]:
+        return (event.execution, event.session_id, event.call_id)
+
     def _span(self, event: Event) -> Span:
-        span = self._spans.get(event.call_id)
+        span = self._spans.get(self._key(event))
         if span is None:
             attributes: dict[str, Any] = {
                 "invokit.call_id": event.call_id,
@@ -82,7 +87,7 @@ class OpenTelemetrySink(BufferedSink):
                 attributes=attributes,
                 start_time=int(event.time * _NS),
             )
-            self._spans[event.call_id] = span
+            self._spans[self._key(event)] = span
         return span
 
     def _write(self, events: list[Event]) -> None:
@@ -95,7 +100,7 @@ class OpenTelemetrySink(BufferedSink):
                 span.set_attributes(_attributes("invokit.policy", event.data))
             if event.type in _ENDS:
                 self._end(span, event, when)
-                del self._spans[event.call_id]
+                del self._spans[self._key(event)]
 
     def _end(self, span: Span, event: Event, when: int) -> None:
         span.set_attribute("invokit.outcome", event.type)

@@ -46,12 +46,18 @@ def completed_data(
 
 
 def argument_issues(exc: ArgumentsError) -> dict[str, Any]:
-    return {
+    """The issues as data (a bounded list: the validator lists the first few), with
+    ``more`` when there were more."""
+    data: dict[str, Any] = {
         "issues": [
             {"path": i.path, "message": i.message, "expected": i.expected, "actual": i.actual}
             for i in exc.issues
         ]
     }
+    more = getattr(exc, "more", 0)
+    if more:
+        data["more"] = more
+    return data
 
 
 def shown(arguments: Any) -> Any:

@@ -119,6 +119,14 @@ def result_dict(result: ToolResult, shape: OutputShape | None = None) -> dict[st
     data: dict[str, Any] = {"content": content, "isError": False}
     structured = result.structured
     if shape is not None and shape.schema is not None:
+        if result.truncated:
+            # A cut result has no structured value (it would be the whole output again), so
+            # it cannot meet the output schema: say why, rather than blame the tool.
+            return error_dict(
+                "output_too_large",
+                f"The output of {result.name!r} was over the output limit and was cut, so it "
+                "cannot be returned as its declared structured output. Ask for less.",
+            )
         value = {RESULT_KEY: structured} if shape.wrapped else structured
         if shape.validator is not None and not shape.validator.is_valid(value):
             problems = "; ".join(

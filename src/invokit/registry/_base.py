@@ -150,7 +150,7 @@ class ToolRegistry(Registry):
         existing = self._tools.get(name)
         if existing is not None and existing is not item:
             if self._conflicts == "error":
-                raise DuplicateToolName(name, (_source(existing), _source(item)))
+                raise DuplicateToolName(name, (source_of(existing), source_of(item)))
             if self._conflicts == "first_wins":
                 return
         self._tools[name] = item
@@ -183,11 +183,19 @@ class ToolRegistry(Registry):
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
+    def describe(self) -> str:
+        """``ToolRegistry(a, b, c, … 12 tools)``: which registry, by the tools it holds."""
+        names = self.names()
+        shown = ", ".join(names[:3])
+        more = f", … {len(names)} tools" if len(names) > 3 else ""
+        return f"ToolRegistry({shown}{more})"
+
     def __repr__(self) -> str:
         return f"ToolRegistry({list(self.names())!r})"
 
 
-def _source(item: Tool) -> str:
+def source_of(item: Tool) -> str:
+    """Where a tool was defined, for error messages: its function, else its repr."""
     fn = getattr(item, "fn", None)
     if fn is not None:
         module = getattr(fn, "__module__", "?")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from invokit.exceptions import DuplicateToolName
-from invokit.registry._base import Conflicts, Listener, Registry
+from invokit.registry._base import Conflicts, Listener, Registry, source_of
+from invokit.registry._view import RenamedTool
 from invokit.tools._base import Tool
 
 
@@ -31,7 +32,7 @@ class MergedRegistry(Registry):
                 if first is None:
                     owner[name] = part
                 elif self.conflicts == "error":
-                    raise DuplicateToolName(name, (first.describe(), part.describe()))
+                    raise DuplicateToolName(name, (_origin(first, name), _origin(part, name)))
         self._owner = owner
         self._names = tuple(sorted(owner))
 
@@ -64,3 +65,12 @@ class MergedRegistry(Registry):
 
     def describe(self) -> str:
         return " + ".join(part.describe() for part in self.parts)
+
+
+def _origin(part: Registry, name: str) -> str:
+    """Which tool of which part holds ``name``: ``module.function in ToolRegistry(…)``."""
+    found = part.get(name)
+    while isinstance(found, RenamedTool):
+        found = found.inner  # a renamed or prefixed view: the tool it shows
+    where = part.describe()
+    return where if found is None else f"{source_of(found)} in {where}"

@@ -1,8 +1,11 @@
 """Parsing and validating a call's arguments against a tool's input schema.
 
-Strict JSON first (no NaN/Infinity, no duplicate keys, no lone surrogates, bounded nesting, an
-object at the top), then JSON Schema through a validator compiled once per schema. Every problem
-comes back with its JSON pointer in one :class:`~invokit.exceptions.InvalidArguments`.
+Strict JSON first (no NaN/Infinity, no duplicate keys, no lone surrogates, an object at the top)
+within bounds checked before any work that grows with them: at most :data:`DEFAULT_MAX_BYTES`
+of JSON (checked before parsing), :data:`DEFAULT_MAX_DEPTH` levels of nesting and
+:data:`DEFAULT_MAX_ITEMS` values in all. Then JSON Schema through a validator compiled once per
+schema. Every problem comes back with its JSON pointer in one
+:class:`~invokit.exceptions.InvalidArguments`.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from invokit.exceptions import (
@@ -21,6 +25,11 @@ from invokit.exceptions import (
 from invokit.schema._issues import IssueFinder, short
 
 DEFAULT_MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects accepted."""
+DEFAULT_MAX_BYTES = 16 << 20
+"""The most bytes of JSON (UTF-8) accepted as one call's arguments, refused before parsing."""
+DEFAULT_MAX_ITEMS = 50_000
+"""The most values (array items and object members, at every level) in one call's arguments."""
 # Values that cannot hide an overflowed float (jiter reads 1e999 as inf).
 _SCALARS = frozenset({str, int, bool, type(None)})
 _POSITION = re.compile(r" at line (\d+) column (\d+)$")
@@ -105,12 +114,17 @@ class ArgumentValidator:
         schema: the tool's input schema (an object schema).
         strict: refuse ``1.0`` for integer fields (JSON Schema itself accepts it).
         max_depth: the deepest nesting of arrays and objects accepted.
+        max_bytes: the most bytes of JSON text accepted (checked before parsing; a mapping,
+            parsed already, is held to the depth and value bounds only).
+        max_items: the most values, at every level, accepted.
     """
 
     __slots__ = (
         "_issues",
         "_validator",
+        "max_bytes",
         "max_depth",
+        "max_items",
         "schema",
         "strict",
         "validate",
@@ -122,15 +136,23 @@ class ArgumentValidator:
         *,
         strict: bool = False,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_items: int = DEFAULT_MAX_ITEMS,
         tool: str | None = None,
     ) -> None:
         self.schema = schema
         self.strict = strict
         self.max_depth = max_depth
+        self.max_bytes = max_bytes
+        self.max_items = max_items
         self._validator = compile_schema(schema, strict=strict, tool=tool)
         self._issues = IssueFinder(self._validator, schema)
         self.validate: Callable[[str | bytes | Mapping[str, Any]], dict[str, Any]] = (
-            _validate_function(self._validator.is_valid, self.issues, max_depth)
+            _validate_function(
+                self._validator.is_valid,
+                self._invalid,
+                Bounds(depth=max_depth, size=max_bytes, items=max_items),
+            )
         )
 
     def __call__(self, arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
@@ -138,14 +160,31 @@ class ArgumentValidator:
         return self.validate(arguments)
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
-        """Every schema violation in ``value``, each with its JSON pointer."""
+        """Schema violations in ``value`` (the first :data:`MAX_ISSUES` found), each with
+        its JSON pointer."""
         return self._issues.issues(value)
+
+    def _invalid(self, value: Any) -> InvalidArguments:
+        found, more = self._issues.report(value)
+        return InvalidArguments(found, more=more)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Bounds:
+    """The size bounds arguments are checked against before the schema sees them."""
+
+    depth: int = DEFAULT_MAX_DEPTH
+    """The deepest nesting of arrays and objects."""
+    size: int = DEFAULT_MAX_BYTES
+    """The most bytes of JSON text."""
+    items: int = DEFAULT_MAX_ITEMS
+    """The most values (array items and object members) at every level together."""
 
 
 def _validate_function(
     is_valid: Callable[[Any], bool],
-    issues: Callable[[Any], list[ArgumentIssue]],
-    max_depth: int,
+    invalid: Callable[[Any], InvalidArguments],
+    bounds: Bounds,
 ) -> Callable[[str | bytes | Mapping[str, Any]], dict[str, Any]]:
     """The validation function of one validator, with its parts bound as closure variables.
 
@@ -153,49 +192,65 @@ def _validate_function(
     the same checks, and raises the same errors, as :func:`parse_arguments`.
     """
     parse = _json_parser()
-    shallow = 2 * max_depth  # a text shorter than this cannot nest deeper than max_depth
+    max_depth, max_bytes = bounds.depth, bounds.size
+    # A text shorter than this can neither nest deeper than max_depth nor hold more than
+    # max_items values: the walk that counts is skipped.
+    shallow = min(2 * max_depth, 2 * bounds.items)
 
     def validate(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
         if type(arguments) is str:
+            if len(arguments) > max_bytes:  # a character is at least one byte
+                raise _too_large(len(arguments), max_bytes)
             try:
                 data = arguments.encode()
-                value: dict[str, Any] = parse(data, allow_inf_nan=False, catch_duplicate_keys=True)
             except UnicodeEncodeError as exc:
                 raise _lone_surrogate(exc) from None
+            if len(data) > max_bytes:
+                raise _too_large(len(data), max_bytes)
+            try:
+                value: dict[str, Any] = parse(data, allow_inf_nan=False, catch_duplicate_keys=True)
             except ValueError as exc:
                 raise _malformed(str(exc), data) from None
             if type(value) is not dict:
                 raise _not_an_object(value)
-            if len(data) > shallow and _depth(value) > max_depth:
-                raise _too_deep(max_depth)
+            if len(data) > shallow:
+                _check_shape(value, bounds)
             if not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
                 raise _overflow()
         else:
-            value = parse_arguments(arguments, max_depth=max_depth)
+            value = parse_arguments(arguments, bounds=bounds)
         if not is_valid(value):
-            raise InvalidArguments(issues(value))
+            raise invalid(value)
         return value
 
     return validate
 
 
 def parse_arguments(
-    arguments: str | bytes | Mapping[str, Any], *, max_depth: int = DEFAULT_MAX_DEPTH
+    arguments: str | bytes | Mapping[str, Any],
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    bounds: Bounds | None = None,
 ) -> dict[str, Any]:
-    """Parse arguments strictly into a dict; never turns bad input into ``{}``."""
+    """Parse arguments strictly into a dict, within ``bounds`` (default: the defaults with
+    ``max_depth``); never turns bad input into ``{}``."""
+    if bounds is None:
+        bounds = Bounds(depth=max_depth)
     # Text is by far the most common input: test for it before the slower ABC check.
     if isinstance(arguments, str):
+        if len(arguments) > bounds.size:
+            raise _too_large(len(arguments), bounds.size)
         try:
             data = arguments.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise _lone_surrogate(exc) from None
-        value = _parse_bytes(data, max_depth)
+        value = _parse_bytes(data, bounds)
     elif isinstance(arguments, bytes | bytearray):
-        value = _parse_bytes(bytes(arguments), max_depth)
+        value = _parse_bytes(bytes(arguments), bounds)
     elif isinstance(arguments, Mapping):
         value = dict(arguments)
-        if max_depth < 1 or not _flat_ascii(value):
-            _check_value(value, max_depth)
+        if bounds.depth < 1 or not _flat_ascii(value, bounds):
+            _check_value(value, bounds)
     else:
         raise MalformedArguments(
             f"arguments must be JSON text or an object, not {type(arguments).__name__}"
@@ -216,14 +271,16 @@ def _not_an_object(value: Any) -> InvalidArguments:
     return InvalidArguments([issue])
 
 
-def _parse_bytes(data: bytes, max_depth: int) -> Any:
+def _parse_bytes(data: bytes, bounds: Bounds) -> Any:
+    if len(data) > bounds.size:
+        raise _too_large(len(data), bounds.size)
     try:
         value = (_from_json or _json_parser())(data, allow_inf_nan=False, catch_duplicate_keys=True)
     except ValueError as exc:
         raise _malformed(str(exc), data) from None
-    # A text shorter than twice the bound cannot nest deeper than it.
-    if len(data) > 2 * max_depth and _depth(value) > max_depth:
-        raise _too_deep(max_depth)
+    # A text shorter than twice a bound cannot break it.
+    if len(data) > min(2 * bounds.depth, 2 * bounds.items):
+        _check_shape(value, bounds)
     # jiter reads 1e999 as inf; looking at the values is cheaper than scanning the text for it.
     # Only floats and containers need the full walk; most arguments have neither.
     if (
@@ -237,6 +294,38 @@ def _parse_bytes(data: bytes, max_depth: int) -> Any:
 
 def _too_deep(max_depth: int) -> MalformedArguments:
     return MalformedArguments(f"nesting is deeper than {max_depth} levels")
+
+
+def _too_large(size: int, max_bytes: int) -> MalformedArguments:
+    return MalformedArguments(
+        f"the arguments are {size} bytes of JSON, over the limit of {max_bytes}; "
+        "send less (a smaller piece at a time)"
+    )
+
+
+def _too_wide(max_items: int) -> MalformedArguments:
+    return MalformedArguments(
+        f"the arguments hold more than {max_items} values (array items and object members); "
+        "send fewer at a time"
+    )
+
+
+def _check_shape(value: Any, bounds: Bounds) -> None:
+    """Raise when ``value`` nests deeper than ``bounds.depth`` or holds more than
+    ``bounds.items`` values; one walk over the containers, stopping at the first breach."""
+    budget = bounds.items
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > bounds.depth:
+            raise _too_deep(bounds.depth)
+        budget -= len(node)
+        if budget < 0:
+            raise _too_wide(bounds.items)
+        for item in node.values() if type(node) is dict else node:
+            kind = type(item)
+            if kind is dict or kind is list:
+                stack.append((item, depth + 1))
 
 
 def _overflow() -> MalformedArguments:
@@ -269,8 +358,11 @@ def _malformed(message: str, data: bytes) -> MalformedArguments:
     return MalformedArguments(f"{reason} (line {line}, column {column})", position=offset)
 
 
-def _flat_ascii(value: dict[Any, Any]) -> bool:
-    """True for the common mapping that needs no deeper check: ASCII keys, scalar values."""
+def _flat_ascii(value: dict[Any, Any], bounds: Bounds) -> bool:
+    """True for the common mapping that needs no deeper check: ASCII keys, scalar values,
+    not too many of them."""
+    if len(value) > bounds.items:
+        return False
     for key, item in value.items():
         if type(key) is not str or not key.isascii():
             return False
@@ -283,28 +375,43 @@ def _flat_ascii(value: dict[Any, Any]) -> bool:
     return True
 
 
-def _check_value(value: Any, max_depth: int, depth: int = 1) -> None:
-    # The same rule as for text: an object or array is one level, even when empty.
-    if depth > max_depth and isinstance(value, dict | list | tuple):
-        raise MalformedArguments(f"nesting is deeper than {max_depth} levels")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise MalformedArguments(f"object key {key!r} is not a string")
-            _check_text(key)
-            _check_value(item, max_depth, depth + 1)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_value(item, max_depth, depth + 1)
-    elif isinstance(value, float):
-        if not math.isfinite(value):
+def _check_value(value: Any, bounds: Bounds) -> None:
+    """The checks JSON text gets, for a mapping given as such: JSON types only, finite
+    numbers, no lone surrogates, bounded depth and values. (The byte bound is for text, to
+    bound parsing; a mapping is parsed already.)"""
+    budget = bounds.items
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        # The same rule as for text: an object or array is one level, even when empty.
+        if depth > bounds.depth:
+            raise _too_deep(bounds.depth)
+        budget -= len(node)
+        if budget < 0:
+            raise _too_wide(bounds.items)
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if not isinstance(key, str):
+                    raise MalformedArguments(f"object key {key!r} is not a string")
+                _check_text(key)
+                _check_item(item, depth, stack)
+        else:
+            for item in node:
+                _check_item(item, depth, stack)
+
+
+def _check_item(item: Any, depth: int, stack: list[tuple[Any, int]]) -> None:
+    if isinstance(item, dict | list | tuple):
+        stack.append((item, depth + 1))
+    elif isinstance(item, float):
+        if not math.isfinite(item):
             raise MalformedArguments(
-                f"{value} is not a JSON number (NaN and Infinity are not allowed)"
+                f"{item} is not a JSON number (NaN and Infinity are not allowed)"
             )
-    elif isinstance(value, str):
-        _check_text(value)
-    elif not (value is None or isinstance(value, bool | int)):
-        raise MalformedArguments(f"a value of type {type(value).__name__} is not JSON")
+    elif isinstance(item, str):
+        _check_text(item)
+    elif not (item is None or isinstance(item, bool | int)):
+        raise MalformedArguments(f"a value of type {type(item).__name__} is not JSON")
 
 
 def _check_text(text: str) -> None:
@@ -324,11 +431,3 @@ def _finite(value: Any) -> bool:
         elif (kind is dict or kind is list) and not _finite(item):
             return False
     return True
-
-
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0

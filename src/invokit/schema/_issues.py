@@ -9,6 +9,12 @@ from typing import Any
 
 from invokit.exceptions import ArgumentIssue
 
+MAX_ISSUES = 20
+"""The most issues one report lists; the rest are counted (``InvalidArguments.more``)."""
+MAX_MESSAGE = 300
+"""The most characters of one issue's message (a schema library's message may quote the
+whole value)."""
+
 
 class IssueFinder:
     """Lists the issues of one compiled schema, from jsonschema-rs's evaluation output where
@@ -24,12 +30,22 @@ class IssueFinder:
         self._evaluable = _evaluable(schema)
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
-        """Every schema violation in ``value``, each with its JSON pointer."""
+        """The schema violations in ``value`` (at most :data:`MAX_ISSUES`), each with its
+        JSON pointer."""
+        return self.report(value)[0]
+
+    def report(self, value: Any) -> tuple[list[ArgumentIssue], int]:
+        """The first :data:`MAX_ISSUES` schema violations in ``value``, sorted by pointer,
+        and how many more there are."""
         if not self._evaluable:
             return self._composed(value)
-        found = []
+        found: list[ArgumentIssue] = []
+        more = 0
         expected_at = self._expected_at
         for error in self._validator.evaluate(value).errors():
+            if len(found) >= MAX_ISSUES:
+                more += 1
+                continue
             location: str = error["schemaLocation"]
             if not location.startswith("/") or "/anyOf" in location or "/oneOf" in location:
                 # Inside a union, evaluation reports each failed branch; iter_errors gives one
@@ -49,18 +65,26 @@ class IssueFinder:
                 expected = expected_at.get(location, _UNKNOWN)
                 if expected is _UNKNOWN:
                     expected = expected_at[location] = _expected_at(self._schema, location)
-            found.append(_new_issue(pointer, message, expected, short(target)))
+            found.append(_new_issue(pointer, _clip(message), expected, short(target)))
         found.sort(key=_issue_path)
-        return found
+        return found, more
 
-    def _composed(self, value: Any) -> list[ArgumentIssue]:
-        found = [
-            _issue(error)
-            for error in self._validator.iter_errors(value)
-            if not _spurious_required(error)
-        ]
+    def _composed(self, value: Any) -> tuple[list[ArgumentIssue], int]:
+        found: list[ArgumentIssue] = []
+        more = 0
+        for error in self._validator.iter_errors(value):
+            if _spurious_required(error):
+                continue
+            if len(found) >= MAX_ISSUES:
+                more += 1
+            else:
+                found.append(_issue(error))
         found.sort(key=_issue_path)
-        return found
+        return found, more
+
+
+def _clip(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
 
 
 # Keywords whose evaluation output differs from iter_errors (extra issues, locations inside
@@ -213,7 +237,7 @@ def _issue(error: Any) -> ArgumentIssue:
     keyword = str(error.schema_path[-1]) if error.schema_path else None
     return ArgumentIssue(
         path=pointer,
-        message=error.message,
+        message=_clip(error.message),
         expected=_expected(keyword, error),
         actual=short(error.instance),
     )
@@ -234,18 +258,62 @@ _SHORT_SCALARS = {True: "true", False: "false", None: "null"}
 
 
 def short(value: Any, limit: int = 60) -> str:
-    """A value as a model should see it: JSON (``true``, ``null``, ``"text"``), cut at ``limit``."""
+    """A value as a model should see it: JSON (``true``, ``null``, ``"text"``), cut at ``limit``.
+
+    Only about ``limit`` characters are ever written out, however large the value."""
     # Shown to a model, so in JSON (true, null, "text"), not Python's repr.
     kind = type(value)
     if kind is bool or value is None:
         return _SHORT_SCALARS[value]
     if kind is int:
-        text = str(value)
-    elif kind is str and value.isprintable() and '"' not in value and "\\" not in value:
-        text = f'"{value}"'
+        # str() of a huge int is slow (and refused past 4300 digits): say its size instead.
+        text = str(value) if value.bit_length() < 4 * limit else f"<{value.bit_length()}-bit int>"
+    elif kind is str:
+        head = value[: limit + 1]  # only what can be shown is looked at
+        if head.isprintable() and '"' not in head and "\\" not in head:
+            text = f'"{head}"'
+        else:
+            text = _scalar(head, limit)
     else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):
-            text = repr(value)
+        text = "".join(_pieces(value, limit))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _pieces(value: Any, limit: int) -> Any:
+    """JSON text of ``value`` in pieces, stopping once about ``limit`` characters were given."""
+    written = 0
+    for piece in _json_pieces(value, limit):
+        yield piece
+        written += len(piece)
+        if written > limit:
+            return
+
+
+def _json_pieces(value: Any, limit: int) -> Any:
+    if isinstance(value, dict):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            if index:
+                yield ", "
+            yield _scalar(str(key), limit)
+            yield ": "
+            yield from _json_pieces(item, limit)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ", "
+            yield from _json_pieces(item, limit)
+        yield "]"
+    else:
+        yield _scalar(value, limit)
+
+
+def _scalar(value: Any, limit: int) -> str:
+    if isinstance(value, str):
+        value = value[: limit + 1]
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)[: limit + 1]
