@@ -113,8 +113,13 @@ async def test_huge_commands_are_invalid_arguments_before_preflight(
 ) -> None:
     """A command over a documented cap ends as invalid_arguments from the schema: the tool's
     preflight never parses it. (The size of the schema's report is the validator's concern.)"""
-    parsed: list[object] = []
-    monkeypatch.setattr(_command, "split_words", lambda text: parsed.append(text) or ())
+    parsed: list[str] = []
+
+    def split(text: str) -> tuple[str, ...]:
+        parsed.append(text)
+        return ()
+
+    monkeypatch.setattr(_command, "split_words", split)
     result = await _call(_executor(root, sandbox="off"), command)
     assert result.is_error
     assert result.error.kind == "invalid_arguments"
@@ -180,7 +185,7 @@ async def test_without_a_sandbox_the_reaping_runs_off_the_event_loop(
         nonlocal ticks
         while True:
             ticks += 1
-            await anyio.sleep(0)
+            await anyio.sleep(0.001)
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticker)
