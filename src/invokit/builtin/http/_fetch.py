@@ -205,7 +205,14 @@ class Fetcher:
     def _ssl_context(self) -> ssl.SSLContext:
         if isinstance(self.verify, ssl.SSLContext):
             return self.verify
-        return httpx.create_ssl_context(verify=self.verify, trust_env=False)
+        return _default_context(self.verify)
+
+
+@functools.cache
+def _default_context(verify: bool) -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds of CPU: once per process, not on the
+    # event loop of every fetch. A context holds no per-connection state.
+    return httpx.create_ssl_context(verify=verify, trust_env=False)
 
 
 async def _send(transport: PinnedTransport, request: httpx.Request) -> httpx.Response:

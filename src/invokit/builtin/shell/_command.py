@@ -61,6 +61,7 @@ _DOUBLE_QUOTED = re.compile(r'(?:[^"\\]+|\\[\s\S])*')
 _ESCAPE = re.compile(r"\\([\s\S])")
 _QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 _BLANK = frozenset(" \t\r\n")
+_QUOTING = re.compile(r"['\"\\]")
 
 
 def parse_command(command: str | Sequence[str]) -> tuple[str, ...]:
@@ -85,18 +86,18 @@ def parse_command(command: str | Sequence[str]) -> tuple[str, ...]:
         argv = tuple(command)
         if not all(isinstance(arg, str) for arg in argv):
             raise RetryWithFeedback("Every element of the command list must be a string.")
-        total = sum(len(arg) for arg in argv)
+        total = sum(map(len, argv))
         if total > MAX_COMMAND_CHARS:
             raise _too_long(total, MAX_COMMAND_CHARS, "")
     if not argv or not argv[0]:
         raise RetryWithFeedback("The command is empty; give a program and its arguments.")
-    longest = max(len(arg) for arg in argv)
+    longest = max(map(len, argv))
     if longest > MAX_ARG_CHARS:
         raise RetryWithFeedback(
             f"One argument has {longest} characters; at most {MAX_ARG_CHARS} fit in one "
             "argument. Put long content in a file and pass its name."
         )
-    if any("\0" in arg for arg in argv):
+    if "\0" in "".join(argv):  # (one pass in C over at most MAX_COMMAND_CHARS)
         raise RetryWithFeedback("The command contains a NUL byte, which no argument can hold.")
     return argv
 
@@ -127,7 +128,14 @@ def split_words(command: str) -> tuple[str, ...]:
         ValueError: unbalanced quotes or a trailing backslash (as ``shlex`` says).
         RetryWithFeedback: more than :data:`MAX_ARGS` words.
     """
-    words: list[str] = []
+    if not _QUOTING.search(command):
+        # No quotes or backslashes: the words are what lies between blanks (split in C, at
+        # most MAX_ARGS + 1 pieces).
+        words = _BLANKS.split(command.strip(" \t\r\n"), maxsplit=MAX_ARGS)
+        if len(words) > MAX_ARGS:
+            raise _too_many()
+        return tuple(words) if words != [""] else ()
+    words = []
     parts: list[str] = []
     in_word = False
     index, size = 0, len(command)
@@ -155,14 +163,16 @@ def split_words(command: str) -> tuple[str, ...]:
                 raise ValueError("No closing quotation")
             if command[end] != '"':
                 raise ValueError("No escaped character")
-            parts.append(_QUOTED_ESCAPE.sub(r"\1", command[index + 1 : end]))
+            piece = command[index + 1 : end]
+            parts.append(_QUOTED_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
             index = end + 1
         else:
             run = _UNQUOTED.match(command, index)
             if run is None:  # a backslash that ends the string
                 raise ValueError("No escaped character")
             end = run.end()
-            parts.append(_ESCAPE.sub(r"\1", command[index:end]))
+            piece = command[index:end]
+            parts.append(_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
             index = end
     if in_word:
         if len(words) >= MAX_ARGS:

@@ -106,16 +106,20 @@ async def run_process(
         OSError: the program could not be started.
     """
     started = time.monotonic()
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-        pass_fds=tuple(pass_fds),
-    )
+    # Shielded: a cancellation while the process is being set up would leave it started but
+    # unknown to us (asyncio then kills only its pid, and what it started lives on); once it
+    # is open, the cancellation lands inside the ``try`` below, which kills the whole tree.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
     out, err = _Capture(max_output), _Capture(max_output)
     try:
         with anyio.move_on_after(math.inf if time_limit is None else time_limit) as deadline:
