@@ -58,8 +58,10 @@ _WORD_START_SYNTAX = re.compile(r"(?:^|\s)([~#])")
 _BLANKS = re.compile(r"[ \t\r\n]+")
 _UNQUOTED = re.compile(r"(?:[^ \t\r\n'\"\\]+|\\[\s\S])+")
 _DOUBLE_QUOTED = re.compile(r'(?:[^"\\]+|\\[\s\S])*')
-_ESCAPE = re.compile(r"\\([\s\S])")
-_QUOTED_ESCAPE = re.compile(r'\\(["\\])')
+# Undoing escapes: splitting at each escape keeps the escaped character (the group) between
+# the runs around it, so joining the pieces gives the word (no Python per character).
+_UNESCAPE = re.compile(r"\\([\s\S])")
+_UNESCAPE_QUOTED = re.compile(r'\\(["\\])')
 _BLANK = frozenset(" \t\r\n")
 _QUOTING = re.compile(r"['\"\\]")
 
@@ -164,7 +166,7 @@ def split_words(command: str) -> tuple[str, ...]:
             if command[end] != '"':
                 raise ValueError("No escaped character")
             piece = command[index + 1 : end]
-            parts.append(_QUOTED_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
+            parts.append(_unescape(_UNESCAPE_QUOTED, piece) if "\\" in piece else piece)
             index = end + 1
         else:
             run = _UNQUOTED.match(command, index)
@@ -172,13 +174,17 @@ def split_words(command: str) -> tuple[str, ...]:
                 raise ValueError("No escaped character")
             end = run.end()
             piece = command[index:end]
-            parts.append(_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
+            parts.append(_unescape(_UNESCAPE, piece) if "\\" in piece else piece)
             index = end
     if in_word:
         if len(words) >= MAX_ARGS:
             raise _too_many()
         words.append("".join(parts))
     return tuple(words)
+
+
+def _unescape(pattern: re.Pattern[str], piece: str) -> str:
+    return "".join(pattern.split(piece))
 
 
 def _split(command: str) -> tuple[str, ...]:
