@@ -205,3 +205,37 @@ async def test_oversized_arguments_are_refused_before_preflight(
     assert result.is_error
     assert result.error.kind == "invalid_arguments"
     assert parsed == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=50),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=30,
+)
+
+
+async def _loopback(host: str, port: int) -> list[str]:
+    return ["127.0.0.1"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    url=_JSON | st.text(max_size=100) | st.from_regex(r"https?://[a-z.]{1,20}(/[^ ]{0,40})?"),
+    method=_JSON | st.sampled_from(["GET", "POST", "get", "TRACE"]),
+    headers=_JSON | st.dictionaries(st.text(max_size=20), st.text(max_size=20), max_size=5),
+    body=_JSON,
+)
+def test_any_arguments_end_in_a_result(url: Any, method: Any, headers: Any, body: Any) -> None:
+    """Whatever the model sends (any JSON in every argument), execute returns a result and
+    never raises; no request leaves the machine (every name resolves to a refused address)."""
+    executor = Executor(
+        http(resolver=_loopback, methods=["GET", "POST"]), policy=Policy(allow=["http.fetch"])
+    )
+    arguments = {"url": url, "method": method, "headers": headers, "body": body}
+
+    async def run() -> Any:
+        outcome = await executor.execute(ToolCall(id="c1", name="http.fetch", arguments=arguments))
+        return outcome.result
+
+    result = anyio.run(run)
+    assert result is not None and result.is_error

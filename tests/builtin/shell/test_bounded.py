@@ -229,3 +229,36 @@ async def test_a_cut_never_splits_a_character(root: Path) -> None:
     assert "\ufffd" not in stdout
     head, tail = stdout.split("\n[… ")
     assert set(head) == {"é"} and tail.endswith("é")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=50),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=30,
+)
+_COMMANDS = st.one_of(
+    _JSON,
+    st.text(max_size=300),
+    st.lists(st.text(max_size=40), max_size=20),
+    st.builds(lambda n, c: c * n, st.integers(0, 300_000), st.sampled_from(["a", " ", "\\", "'"])),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(command=_COMMANDS, cwd=_JSON | st.text(max_size=30))
+def test_any_arguments_end_in_a_result(tmp_path_factory: pytest.TempPathFactory, command: Any,
+                                       cwd: Any) -> None:  # fmt: skip
+    """Whatever the model sends as command and cwd (any JSON, huge or nested), execute returns
+    a result and never raises."""
+    root = tmp_path_factory.mktemp("root")
+    executor = _executor(root, sandbox="off", allow=["printf *"])
+
+    async def run() -> Any:
+        outcome = await executor.execute(
+            ToolCall(id="c1", name="shell", arguments={"command": command, "cwd": cwd})
+        )
+        return outcome.result
+
+    result = anyio.run(run)
+    assert result is not None
+    assert result.is_error or result.structured["command"][0] == "printf"
