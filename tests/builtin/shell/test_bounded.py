@@ -262,3 +262,27 @@ def test_any_arguments_end_in_a_result(tmp_path_factory: pytest.TempPathFactory,
     result = anyio.run(run)
     assert result is not None
     assert result.is_error or result.structured["command"][0] == "printf"
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [
+        pytest.param("a" * 131_072, id="ascii-one-over"),
+        pytest.param("é" * 70_000, id="utf8-over-in-bytes"),
+    ],
+)
+async def test_an_argument_the_kernel_would_refuse_is_refused_first(
+    root: Path, argument: str
+) -> None:
+    """An argument longer than the kernel's per-argument limit (in bytes, with its NUL) is
+    refused before anything runs, as invalid arguments or a retry, never a failed start."""
+    result = await _call(_executor(root, sandbox="off"), ["printf", argument])
+    assert result.is_error
+    assert result.error.kind in ("invalid_arguments", "retry")
+
+
+async def test_the_longest_argument_runs(root: Path) -> None:
+    """An argument exactly at the cap reaches the program whole."""
+    result = await _call(_executor(root, sandbox="off"), ["printf", "a" * 131_071])
+    assert not result.is_error, result.text
+    assert result.structured["stdout_bytes"] == 131_071

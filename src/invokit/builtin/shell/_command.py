@@ -40,8 +40,9 @@ Quoted or not, a string holding one is refused: a model that wrote them expected
 
 MAX_ARGS = 4096
 """Most arguments a command may have (the program included)."""
-MAX_ARG_CHARS = 131_072
-"""Most characters in one argument (Linux refuses a longer one: ``MAX_ARG_STRLEN``)."""
+MAX_ARG_CHARS = 131_071
+"""Most characters in one argument (Linux refuses a longer one: ``MAX_ARG_STRLEN`` is 131,072
+bytes with the final NUL)."""
 MAX_COMMAND_CHARS = 262_144
 """Most characters of a command given as a list, its arguments added up."""
 MAX_STRING_CHARS = 32_768
@@ -94,10 +95,13 @@ def parse_command(command: str | Sequence[str]) -> tuple[str, ...]:
     if not argv or not argv[0]:
         raise RetryWithFeedback("The command is empty; give a program and its arguments.")
     longest = max(map(len, argv))
+    if longest > MAX_ARG_CHARS // 4:
+        # The kernel counts bytes: measure the arguments that could be too long in UTF-8.
+        longest = max(len(arg.encode("utf-8", "surrogatepass")) for arg in argv)
     if longest > MAX_ARG_CHARS:
         raise RetryWithFeedback(
-            f"One argument has {longest} characters; at most {MAX_ARG_CHARS} fit in one "
-            "argument. Put long content in a file and pass its name."
+            f"One argument has {longest} bytes; at most {MAX_ARG_CHARS} fit in one argument. "
+            "Put long content in a file and pass its name."
         )
     if "\0" in "".join(argv):  # (one pass in C over at most MAX_COMMAND_CHARS)
         raise RetryWithFeedback("The command contains a NUL byte, which no argument can hold.")
