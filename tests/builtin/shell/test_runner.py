@@ -36,11 +36,14 @@ async def _run(argv: list[str], *, time_limit: float = 10.0, max_output: int = 1
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_output_is_capped_while_the_child_runs_to_the_end(anyio_backend: str) -> None:
-    """A child writing far more than the cap runs to completion; only the cap is kept."""
-    outcome = await _run(["sh", "-c", "head -c 3000000 /dev/zero; head -c 5000 /dev/zero >&2"])
+    """A child writing far more than the cap runs to completion; only the cap is kept: the
+    first and the last half of it."""
+    script = "printf A; head -c 3000000 /dev/zero; printf Z; head -c 5000 /dev/zero >&2"
+    outcome = await _run(["sh", "-c", script])
     assert outcome.returncode == 0
-    assert outcome.stdout == b"\0" * 1000
-    assert outcome.stdout_total == 3_000_000
+    assert outcome.stdout == b"A" + b"\0" * 998 + b"Z"
+    assert outcome.stdout_head == 500
+    assert outcome.stdout_total == 3_000_002
     assert len(outcome.stderr) == 1000
     assert outcome.stderr_total == 5000
     assert not outcome.timed_out

@@ -130,13 +130,15 @@ async def test_nonzero_exit_is_an_error_that_keeps_the_output(root: Path) -> Non
 
 @pytest.mark.anyio
 async def test_output_is_truncated_per_stream(root: Path) -> None:
-    """Each stream keeps max_output bytes and says it was cut, with the full size."""
-    script = "head -c 50000 /dev/zero | tr '\\0' a; echo short >&2"
+    """Each stream keeps max_output bytes, its first and last half, and says where and how
+    much was dropped, with the full size."""
+    script = "printf START; head -c 50000 /dev/zero | tr '\\0' a; printf END; echo short >&2"
     result = await _run(_tool(root, max_output=100), ["sh", "-c", script])
-    assert result.stdout == "a" * 100
+    gap = "\n[… 49908 bytes dropped here; 50008 bytes in all …]\n"
+    assert result.stdout == "START" + "a" * 45 + gap + "a" * 47 + "END"
     assert result.stdout_truncated
-    assert result.stdout_bytes == 50000
-    assert (result.stderr, result.stderr_truncated) == ("short\n", False)
+    assert (result.stdout_bytes, result.stdout_dropped) == (50008, 49908)
+    assert (result.stderr, result.stderr_truncated, result.stderr_dropped) == ("short\n", False, 0)
 
 
 @pytest.mark.anyio

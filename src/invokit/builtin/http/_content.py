@@ -34,6 +34,8 @@ class Body:
     """How ``text`` holds the body."""
     title: str | None = None
     """The page title, for HTML rendered as text."""
+    truncated: bool = False
+    """Whether the text rendered from HTML was cut at ``max_chars``."""
 
 
 def content_kind(content_type: str) -> ContentKind:
@@ -57,10 +59,13 @@ def render_body(
     charset: str | None,
     raw: bool,
     url: str,
+    max_chars: int | None = None,
 ) -> Body | None:
     """Turn ``data`` into a :class:`Body`; ``None`` when it is binary and ``raw`` is off.
 
-    A body without a content type is text if it decodes as UTF-8 and has no NUL bytes.
+    A body without a content type is text if it decodes as UTF-8 and has no NUL bytes. The
+    text of HTML stops at about ``max_chars``. The work is linear in ``data`` but not free
+    (a megabyte of markup takes a while): call it off the event loop.
     """
     if kind == "unknown":
         kind = "text" if _looks_like_text(data) else "binary"
@@ -70,8 +75,8 @@ def render_body(
         return Body(text=base64.b64encode(data).decode("ascii"), encoding="base64")
     text = data.decode(_charset(data, charset, html=kind == "html"), errors="replace")
     if kind == "html" and not raw:
-        page = html_to_text(text, base_url=url)
-        return Body(text=page.text, encoding="text", title=page.title)
+        page = html_to_text(text, base_url=url, max_chars=max_chars)
+        return Body(text=page.text, encoding="text", title=page.title, truncated=page.truncated)
     return Body(text=text, encoding="text")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -176,9 +177,18 @@ class Fetcher:
         if kind == "binary" and not raw:
             _refuse_binary(str(url), content_type)
         data, truncated = await _read_capped(response, self.max_bytes)
-        rendered = render_body(
-            data, kind=kind, charset=response.charset_encoding, raw=raw, url=str(url)
+        # Rendering (HTML to text, base64) is CPU work on up to max_bytes: a worker thread
+        # does it, so that the event loop keeps serving other calls meanwhile.
+        render = functools.partial(
+            render_body,
+            data,
+            kind=kind,
+            charset=response.charset_encoding,
+            raw=raw,
+            url=str(url),
+            max_chars=self.max_bytes,
         )
+        rendered = await anyio.to_thread.run_sync(render, abandon_on_cancel=True)
         if rendered is None:
             _refuse_binary(str(url), content_type or "unknown")
         return FetchResult(
@@ -186,7 +196,7 @@ class Fetcher:
             url=str(url),
             content_type=content_type,
             text=rendered.text,
-            truncated=truncated,
+            truncated=truncated or rendered.truncated,
             redirects=redirects,
             title=rendered.title,
             encoding=rendered.encoding,
@@ -195,7 +205,14 @@ class Fetcher:
     def _ssl_context(self) -> ssl.SSLContext:
         if isinstance(self.verify, ssl.SSLContext):
             return self.verify
-        return httpx.create_ssl_context(verify=self.verify, trust_env=False)
+        return _default_context(self.verify)
+
+
+@functools.cache
+def _default_context(verify: bool) -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds of CPU: once per process, not on the
+    # event loop of every fetch. A context holds no per-connection state.
+    return httpx.create_ssl_context(verify=verify, trust_env=False)
 
 
 async def _send(transport: PinnedTransport, request: httpx.Request) -> httpx.Response:

@@ -21,7 +21,8 @@ class FetchResult:
     text: str
     """The body: readable text for HTML, the text itself, or base64 when ``encoding`` says so."""
     truncated: bool
-    """The body was cut at the byte limit."""
+    """The body was cut at the byte limit (or its text, rendered from HTML, at as many
+    characters)."""
     redirects: list[str] = field(default_factory=list)
     """Every URL redirected from, in order."""
     title: str | None = None

@@ -27,14 +27,38 @@ _IDEMPOTENT_METHODS = _SAFE_METHODS | {"PUT", "DELETE"}
 _KNOWN_METHODS = _IDEMPOTENT_METHODS | {"POST", "PATCH"}
 USER_AGENT = "invokit-http-fetch/0.1 (+https://github.com/invokit/invokit)"
 
-UrlArg = Annotated[str, Field(description="The http:// or https:// URL to fetch.")]
+# Size caps, in the schema so that the executor refuses an oversized call as invalid
+# arguments before any parsing: the URL, the headers (count, name, value) and the body.
+MAX_URL_CHARS = 16_384
+MAX_HEADERS = 64
+MAX_HEADER_NAME_CHARS = 256
+MAX_HEADER_VALUE_CHARS = 8_192
+MAX_BODY_CHARS = 1_000_000
+
+UrlArg = Annotated[
+    str, Field(max_length=MAX_URL_CHARS, description="The http:// or https:// URL to fetch.")
+]
 HeadersArg = Annotated[
-    dict[str, str] | None, Field(description="Extra request headers (not Host or Content-Length).")
+    Annotated[
+        dict[
+            Annotated[str, Field(max_length=MAX_HEADER_NAME_CHARS)],
+            Annotated[str, Field(max_length=MAX_HEADER_VALUE_CHARS)],
+        ],
+        Field(max_length=MAX_HEADERS),
+    ]
+    | None,
+    Field(description="Extra request headers (not Host or Content-Length)."),
 ]
 MethodArg = Annotated[
-    str, Field(description="The HTTP method; the tool's description lists those allowed.")
+    str,
+    Field(
+        max_length=16, description="The HTTP method; the tool's description lists those allowed."
+    ),
 ]
-BodyArg = Annotated[str | None, Field(description="Request body text, for methods that send one.")]
+BodyArg = Annotated[
+    Annotated[str, Field(max_length=MAX_BODY_CHARS)] | None,
+    Field(description="Request body text, for methods that send one."),
+]
 RawArg = Annotated[
     bool,
     Field(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from invokit.builtin.shell._command import parse_command
+from invokit.builtin.shell._command import excerpt, parse_command, shown_argv
 from invokit.builtin.shell._flags import find_refusal
 from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts
 from invokit.builtin.shell._rules import Resolved
@@ -22,6 +22,8 @@ from invokit.builtin.shell._settings import ShellSettings
 from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
 
 __all__ = ["Checked", "check", "resolve_cwd"]
+
+_MAX_CWD = 4096  # PATH_MAX
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,9 +69,10 @@ def check(
     resolved = settings.allow.check(argv, search_path=env["PATH"], root=settings.root, cwd=workdir)
     refusal = find_refusal(argv)
     if refusal is not None:
+        argument = excerpt(refusal.argument)
         raise AccessDenied(
-            f"{refusal.program}: {refusal.argument!r} is refused: it {refusal.reason}.",
-            data={"argv": list(argv), "argument": refusal.argument, "reason": refusal.reason},
+            f"{refusal.program}: {argument!r} is refused: it {refusal.reason}.",
+            data={"argv": shown_argv(argv), "argument": argument, "reason": refusal.reason},
         )
     if bwrap is None and settings.sandbox == "required":
         raise ToolFailed(
@@ -103,21 +106,27 @@ def resolve_cwd(root: Path, cwd: str) -> Path:
         AccessDenied: ``cwd`` is absolute, holds a NUL byte, or resolves outside the root.
         RetryWithFeedback: ``cwd`` is not an existing directory.
     """
+    shown = excerpt(cwd)
     if "\0" in cwd or os.path.isabs(cwd) or cwd.startswith("~"):
-        raise AccessDenied(f"cwd {cwd!r} must be a path relative to the root", data={"cwd": cwd})
-    resolved = Path(os.path.realpath(root / cwd))
-    if resolved != root and root not in resolved.parents:
-        raise AccessDenied(f"cwd {cwd!r} leads outside the root", data={"cwd": cwd})
+        raise AccessDenied(
+            f"cwd {shown!r} must be a path relative to the root", data={"cwd": shown}
+        )
+    if len(cwd) > _MAX_CWD:
+        raise RetryWithFeedback(f"cwd has {len(cwd)} characters; at most {_MAX_CWD} are accepted")
+    real, top = os.path.realpath(os.path.join(root, cwd)), str(root)
+    resolved = Path(real)
+    if real != top and not real.startswith(top + "/"):
+        raise AccessDenied(f"cwd {shown!r} leads outside the root", data={"cwd": shown})
     if not resolved.is_dir():
-        raise RetryWithFeedback(f"cwd {cwd!r} is not a directory under the root")
+        raise RetryWithFeedback(f"cwd {shown!r} is not a directory under the root")
     return resolved
 
 
 def _check_visible(settings: ShellSettings, resolved: Resolved) -> None:
     """Refuse early a program the sandbox would not show, with the option that fixes it."""
-    places = [Path(path) for path in SYSTEM_PATHS] + [settings.root, *settings.expose]
-    real = Path(resolved.real_path)
-    if not any(real == place or place in real.parents for place in places):
+    real = resolved.real_path
+    places = (*SYSTEM_PATHS, str(settings.root), *map(str, settings.expose))
+    if not any(real == place or real.startswith(place + "/") for place in places):
         raise ToolFailed(
             f"{resolved.executable} lives outside the folders the sandbox shows; add its folder "
             "to the shell tool's expose=[...] option.",

@@ -23,7 +23,7 @@ import anyio
 from invokit.builtin.shell._checks import check, resolve_cwd
 from invokit.builtin.shell._reaper import MARKER_VARIABLE, kill_process_tree
 from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
-from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, read_bwrap_status
+from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
 
@@ -45,11 +45,13 @@ class ShellOutput:
     exit_code: int | None
     """The exit status (128 + N when killed by signal N); ``None`` when it timed out."""
     stdout: str
-    """Standard output (UTF-8, undecodable bytes replaced), at most ``max_output`` bytes."""
+    """Standard output (UTF-8, undecodable bytes replaced). When longer than ``max_output``
+    bytes, its first and last ``max_output / 2`` bytes with a line between them that says how
+    many bytes were dropped there."""
     stderr: str
     """Standard error, likewise."""
     stdout_truncated: bool
-    """Whether standard output was cut."""
+    """Whether standard output was cut (bytes dropped from its middle)."""
     stderr_truncated: bool
     """Whether standard error was cut."""
     stdout_bytes: int
@@ -64,6 +66,10 @@ class ShellOutput:
     """What isolated it."""
     containment: Literal["pid-namespace", "session-and-process-scan"]
     """How its process tree was held together for the final kill."""
+    stdout_dropped: int = 0
+    """Bytes of standard output dropped from the middle (``stdout_bytes`` minus those kept)."""
+    stderr_dropped: int = 0
+    """Likewise for standard error."""
     note: str | None = None
     """Anything the reader should know about how it ran (no sandbox available)."""
 
@@ -79,7 +85,10 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
             sandbox failed to start (``sandbox_failed``), the program exited non-zero
             (``nonzero_exit``) or timed out (``timeout``); the last two carry the output.
     """
-    bwrap = None if settings.sandbox == "off" else await anyio.to_thread.run_sync(find_bwrap)
+    if settings.sandbox == "off":
+        bwrap = None
+    else:  # the probe starts a sandbox: never on the event loop
+        bwrap = find_bwrap() if probe_done() else await anyio.to_thread.run_sync(find_bwrap)
     checked = check(settings, command, cwd, bwrap=bwrap)
     argv, workdir, env = checked.argv, checked.workdir, checked.env
     resolved = checked.resolved
@@ -105,7 +114,12 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
                 status_fd=write_end,
             )
             env.update(HOME=_SANDBOX_HOME, TMPDIR=_SANDBOX_HOME)
-            outcome = await _run(settings, full_argv, env, workdir, kill_tree, (write_end,))
+            # bwrap_argv always asks for --unshare-pid and --die-with-parent: once bubblewrap
+            # has exited, the namespace's init is gone and the kernel has killed everything in
+            # it, so no scan of the process table is needed after a normal exit.
+            outcome = await _run(
+                settings, full_argv, env, workdir, kill_tree, (write_end,), reap_after_exit=False
+            )
         finally:
             os.close(write_end)
             status = read_bwrap_status(_read_all(read_end))
@@ -131,6 +145,8 @@ async def _run(
     workdir: Path,
     kill_tree: KillTree,
     pass_fds: tuple[int, ...],
+    *,
+    reap_after_exit: bool = True,
 ) -> ProcessOutcome:
     try:
         return await run_process(
@@ -141,6 +157,7 @@ async def _run(
             max_output=settings.max_output,
             kill_tree=kill_tree,
             pass_fds=pass_fds,
+            reap_after_exit=reap_after_exit,
         )
     except OSError as error:
         raise ToolFailed(f"Could not start {argv[0]!r}: {error.strerror or error}") from error
@@ -168,10 +185,12 @@ def _report(
     output = ShellOutput(
         command=list(argv),
         exit_code=None if outcome.timed_out else exit_code,
-        stdout=outcome.stdout.decode("utf-8", "replace"),
-        stderr=outcome.stderr.decode("utf-8", "replace"),
+        stdout=_text(outcome.stdout, outcome.stdout_head, outcome.stdout_total),
+        stderr=_text(outcome.stderr, outcome.stderr_head, outcome.stderr_total),
         stdout_truncated=outcome.stdout_total > len(outcome.stdout),
         stderr_truncated=outcome.stderr_total > len(outcome.stderr),
+        stdout_dropped=outcome.stdout_total - len(outcome.stdout),
+        stderr_dropped=outcome.stderr_total - len(outcome.stderr),
         stdout_bytes=outcome.stdout_total,
         stderr_bytes=outcome.stderr_total,
         timed_out=outcome.timed_out,
@@ -197,14 +216,45 @@ def _report(
     return output
 
 
+def _text(kept: bytes, head: int, total: int) -> str:
+    """A stream as text: whole, or its head and tail around a line saying what was dropped."""
+    dropped = total - len(kept)
+    if dropped <= 0:
+        return kept.decode("utf-8", "replace")
+    start, end = _whole_characters(kept[:head]), _whole_characters(kept[head:], at_start=True)
+    # The partial characters at the cut are counted as dropped too.
+    dropped += len(kept) - len(start) - len(end)
+    gap = f"\n[… {dropped} bytes dropped here; {total} bytes in all …]\n"
+    return start.decode("utf-8", "replace") + gap + end.decode("utf-8", "replace")
+
+
+def _whole_characters(data: bytes, *, at_start: bool = False) -> bytes:
+    """``data`` without the partial UTF-8 character the cut left at its end (or start)."""
+    if at_start:
+        skip = 0
+        while skip < min(3, len(data)) and 0x80 <= data[skip] < 0xC0:
+            skip += 1
+        return data[skip:]
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return data  # ASCII: nothing is cut
+        if byte >= 0xC0:  # the lead byte of the last character: is it complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data
+
+
 def _streams(output: ShellOutput) -> str:
     """The output, in the error message too: the model may only read the message."""
     text = ""
-    for name, value, cut, total in (
-        ("stdout", output.stdout, output.stdout_truncated, output.stdout_bytes),
-        ("stderr", output.stderr, output.stderr_truncated, output.stderr_bytes),
-    ):
+    for name, value, cut, total, dropped in (
+        ("stdout", output.stdout, output.stdout_truncated, output.stdout_bytes,
+         output.stdout_dropped),
+        ("stderr", output.stderr, output.stderr_truncated, output.stderr_bytes,
+         output.stderr_dropped),
+    ):  # fmt: skip
         if value:
-            note = f" (cut: first {len(value.encode())} of {total} bytes)" if cut else ""
+            note = f" (cut: {dropped} of {total} bytes dropped from the middle)" if cut else ""
             text += f"\n--- {name}{note} ---\n{value.rstrip()}"
     return text

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from invokit.builtin.shell._command import excerpt, shown_argv
 from invokit.exceptions import AccessDenied, InvalidToolDefinition
 
 __all__ = ["AllowList", "AllowRule", "Resolved", "resolve_program"]
@@ -109,6 +110,9 @@ class AllowList:
         self.rules = tuple(AllowRule.parse(text) for text in rules)
         if not self.rules:
             raise InvalidToolDefinition("the shell tool needs at least one allow rule", ())
+        # The file each rule's program named when first found: a rule keeps meaning that
+        # file (a link in the workspace re-pointed later does not change what it allows).
+        self._wanted: dict[tuple[str, str, Path], str] = {}
 
     def check(self, argv: Sequence[str], *, search_path: str, root: Path, cwd: Path) -> Resolved:
         """The rule and executable for ``argv``.
@@ -132,18 +136,30 @@ class AllowList:
             for rule in named:
                 if not rule.matches_args(args):
                     continue
-                wanted = resolve_program(rule.program, search_path=search_path, cwd=root)
-                if wanted is not None and wanted[1] == real_path:
+                wanted = self._rule_program(rule, search_path=search_path, root=root)
+                if wanted == real_path:
                     return Resolved(rule=rule, executable=executable, real_path=real_path)
         allowed = [rule.text for rule in self.rules]
-        data = {"argv": list(argv), "allowed": allowed}
+        data = {"argv": shown_argv(argv), "allowed": allowed}
         if found is None and named:
-            raise AccessDenied(f"{program!r} is not installed or not executable here", data=data)
-        shown = shlex.join(argv)
+            raise AccessDenied(
+                f"{excerpt(program)!r} is not installed or not executable here", data=data
+            )
+        shown = excerpt(shlex.join(shown_argv(argv, most=16)))
         if named and not any(rule.matches_args(args) for rule in named):
             why = f"{name} is allowed only as: {', '.join(rule.text for rule in named)}"
         elif named:
-            why = f"{program!r} is not the {name} program the allow rules name"
+            why = f"{excerpt(program)!r} is not the {name} program the allow rules name"
         else:
-            why = f"{name} is not an allowed program; allowed: {', '.join(allowed)}"
+            why = f"{excerpt(name)} is not an allowed program; allowed: {', '.join(allowed)}"
         raise AccessDenied(f"Command {shown!r} is not allowed: {why}.", data=data)
+
+    def _rule_program(self, rule: AllowRule, *, search_path: str, root: Path) -> str | None:
+        key = (rule.program, search_path, root)
+        known = self._wanted.get(key)
+        if known is None:
+            found = resolve_program(rule.program, search_path=search_path, cwd=root)
+            if found is None:
+                return None  # not installed (yet): looked up again next time
+            known = self._wanted.setdefault(key, found[1])
+        return known

@@ -16,11 +16,20 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BwrapStatus", "bwrap_argv", "find_bwrap", "privilege_drops", "read_bwrap_status"]
+__all__ = [
+    "BwrapStatus",
+    "bwrap_argv",
+    "find_bwrap",
+    "privilege_drops",
+    "probe_done",
+    "read_bwrap_status",
+    "start_probe",
+]
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 """Host directories shown read-only inside the sandbox (symlinks, as on merged-/usr, stay links)."""
@@ -57,6 +66,26 @@ def _probe() -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
+_PROBING = threading.Lock()
+
+
+def _probed() -> tuple[str, tuple[str, ...]] | None:
+    # One probe however many threads ask at once (functools.cache alone would run several).
+    with _PROBING:
+        return _probe()
+
+
+def probe_done() -> bool:
+    """Whether the probe's answer is known (so :func:`find_bwrap` returns at once)."""
+    return _probe.cache_info().currsize > 0
+
+
+def start_probe() -> None:
+    """Start the probe in a background thread, so that the first call's preflight (on the
+    event loop) finds the answer ready instead of starting a sandbox itself."""
+    threading.Thread(target=_probed, name="invokit-bwrap-probe", daemon=True).start()
+
+
 def find_bwrap() -> str | None:
     """The path of a bubblewrap that can actually create a sandbox here, or ``None``.
 
@@ -64,13 +93,13 @@ def find_bwrap() -> str | None:
     mounts), so a trivial sandbox is started once per process and the answer is cached. The
     probe also proves that the sandboxed process holds no capability at all.
     """
-    probed = _probe()
+    probed = _probed()
     return None if probed is None else probed[0]
 
 
 def privilege_drops() -> tuple[str, ...]:
     """The bubblewrap flags that leave the command without privileges (see the probe)."""
-    probed = _probe()
+    probed = _probed()
     return () if probed is None else probed[1]
 
 
@@ -99,13 +128,7 @@ def bwrap_argv(
         protect: mount options that follow the root's (protected paths kept read-only).
         status_fd: a file descriptor for bubblewrap's JSON status (child pid, exit code).
     """
-    argv = [bwrap]
-    for system_path in SYSTEM_PATHS:
-        path = Path(system_path)
-        if path.is_symlink():
-            argv += ["--symlink", os.readlink(path), system_path]
-        elif path.is_dir():
-            argv += ["--ro-bind", system_path, system_path]
+    argv = [bwrap, *_system_mounts()]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for extra in expose:
         argv += ["--ro-bind", str(extra), str(extra)]
@@ -122,6 +145,19 @@ def bwrap_argv(
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
     return [*argv, "--", *command]
+
+
+@functools.cache
+def _system_mounts() -> tuple[str, ...]:
+    """The mounts of :data:`SYSTEM_PATHS` (read once per process: the host's layout)."""
+    mounts: list[str] = []
+    for system_path in SYSTEM_PATHS:
+        path = Path(system_path)
+        if path.is_symlink():
+            mounts += ["--symlink", os.readlink(path), system_path]
+        elif path.is_dir():
+            mounts += ["--ro-bind", system_path, system_path]
+    return tuple(mounts)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -22,6 +22,12 @@ _SED_SAFE_WRITE_TARGETS = frozenset({"/dev/stdout", "/dev/stderr"})
 _SED_PLAIN = frozenset("=dDgGhHnNpPxzF")
 _SED_S_FLAGS = frozenset("gpiImMew0123456789 \t")
 _ADDRESS_CHARS = frozenset("0123456789$,~+!IM \t")
+_MAX_SED_SCRIPT = 16_384
+"""Longest sed script checked: the scan walks it in Python, so a longer one is refused."""
+_SED_TOO_LONG = (
+    f"is a script longer than {_MAX_SED_SCRIPT} characters, too long to check; split the work "
+    "into smaller calls"
+)
 
 
 def check_sed(program: str, args: Sequence[str]) -> Refusal | None:
@@ -64,6 +70,8 @@ def check_sed(program: str, args: Sequence[str]) -> Refusal | None:
     if not scripts and positional:
         scripts.append(positional[0])
     for script in scripts:
+        if len(script) > _MAX_SED_SCRIPT:
+            return Refusal(program=program, argument=script, reason=_SED_TOO_LONG)
         found = _scan_sed(script)
         if found is not None:
             return Refusal(program=program, argument=found[0], reason=found[1])

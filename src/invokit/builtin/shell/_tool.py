@@ -10,10 +10,11 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from invokit.builtin.shell._checks import check
+from invokit.builtin.shell._command import MAX_ARG_CHARS, MAX_ARGS, MAX_STRING_CHARS
 from invokit.builtin.shell._execute import ShellOutput, execute
 from invokit.builtin.shell._flags import policy_argv
 from invokit.builtin.shell._rules import AllowList
-from invokit.builtin.shell._sandbox import find_bwrap
+from invokit.builtin.shell._sandbox import find_bwrap, start_probe
 from invokit.builtin.shell._settings import SandboxMode, ShellSettings
 from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions import PermissionRequest, ShellExec
@@ -26,15 +27,21 @@ __all__ = ["shell"]
 # process tree, so the model gets the output and ``timed_out`` instead of a bare timeout.
 _EXECUTOR_MARGIN = 10.0
 
+# The caps are in the schema, so the executor refuses an oversized command as invalid
+# arguments before any preflight work; parse_command checks them again (and the total).
 CommandArg = Annotated[
-    list[str] | str,
+    Annotated[list[Annotated[str, Field(max_length=MAX_ARG_CHARS)]], Field(max_length=MAX_ARGS)]
+    | Annotated[str, Field(max_length=MAX_STRING_CHARS)],
     Field(
         description="The program and its arguments as a list of strings (preferred), or one "
         "string split into words like a shell would, which must not use any shell syntax "
         "(no pipes, redirections, variables, globs, ';' or '&&')."
     ),
 ]
-CwdArg = Annotated[str, Field(description="Working directory, relative to the root folder.")]
+CwdArg = Annotated[
+    str,
+    Field(max_length=4096, description="Working directory, relative to the root folder."),
+]
 
 
 def shell(
@@ -98,6 +105,9 @@ def shell(
         protected=tuple(Path(os.path.abspath(resolved_root / path)) for path in protected),
     )
     env_keys = tuple(sorted(settings.environment()))
+    if sandbox != "off":
+        # The first preflight runs on the event loop and needs the probe's answer.
+        start_probe()
 
     def permissions(args: Mapping[str, Any]) -> Iterable[PermissionRequest]:
         # Everything that would refuse the command when it runs refuses it now, so that no
