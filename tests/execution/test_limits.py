@@ -288,20 +288,30 @@ async def test_small_images_pass_untouched() -> None:
 
 async def test_a_refusal_quoting_a_huge_argument_is_held_to_the_limit() -> None:
     """A call refused before its tool runs, with a message that quotes what the model sent
-    (here a 300,000-character URL), gets that message cut to the output limit, kind kept."""
-    from invokit.builtin import http
+    (here a 300,000-character path), gets that message cut to the output limit, kind kept."""
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    from invokit import tool
+    from invokit.exceptions import AccessDenied
     from invokit.execution import Failed
-    from invokit.permissions import Policy
+    from invokit.permissions import PermissionRequest, Policy
+
+    def refuse(args: Mapping[str, Any]) -> Iterable[PermissionRequest]:
+        raise AccessDenied(f"refused to touch {args['path']}")
+
+    @tool(permissions=refuse)
+    async def touch(path: str) -> str:
+        """Touch a file."""
+        return path
 
     executor = Executor(
-        http(allow_private=True),
-        policy=Policy.allow_all(),
-        limits=Limits(output=OutputLimit(max_chars=1000)),
+        [touch], policy=Policy.allow_all(), limits=Limits(output=OutputLimit(max_chars=1000))
     )
     outcome = await executor.execute(
-        ToolCall(id="1", name="http.fetch", arguments={"url": "http://" + "a" * 300_000 + "/"})
+        ToolCall(id="1", name="touch", arguments={"path": "a" * 300_000})
     )
     assert isinstance(outcome, Failed) and outcome.result.error is not None
-    assert outcome.result.error.kind != "output_too_large"
+    assert outcome.result.error.kind == "denied"
     assert len(outcome.result.text) <= 1000 and len(outcome.result.error.message) <= 1000
     assert "300" in outcome.result.text  # the note says how long the message was
