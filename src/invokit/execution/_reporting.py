@@ -3,14 +3,15 @@ failed before their tool ran."""
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
 from invokit._calls import ToolCall, new_error_result
-from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event, text_field
+from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType
 from invokit.execution._outcomes import (
     ApprovalRequired,
     Failed,
@@ -18,6 +19,7 @@ from invokit.execution._outcomes import (
     Interrupted,
     failed,
 )
+from invokit.execution._recording import Record, record_event
 from invokit.execution._records import shown
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
 
@@ -27,14 +29,17 @@ class Reporter:
     are reported as they are returned (failed before running, interrupted)."""
 
     sinks: tuple[EventSink, ...]
-    _sinks_for: dict[str, tuple[EventSink, ...]]
+    _sinks_for: dict[str, tuple[Callable[[Record], None], ...]]
+    """For each event type some sink wants: how to hand it one record."""
     _interrupts: dict[str, Interrupt]
 
     def _listen(self, events: Sequence[EventSink]) -> None:
         self.sinks = tuple(events)
         self._sinks_for = {}
         for kind in sorted(ALL_EVENT_TYPES):
-            wanted = tuple(s for s in self.sinks if s.types is None or kind in s.types)
+            wanted = tuple(
+                put for put in (_recorder(sink, kind) for sink in self.sinks) if put is not None
+            )
             if wanted:
                 self._sinks_for[kind] = wanted
         self._interrupts = {}
@@ -64,20 +69,12 @@ class Reporter:
         return Interrupted(interrupt)
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        name, call_id, session = call.name, call.id, call.session_id
-        if (
-            type(name) is not str
-            or type(call_id) is not str
-            or (session is not None and type(session) is not str)
-        ):  # a malformed call, as parsed: its fields are written as their types only
-            name, call_id = text_field(name) or "", text_field(call_id) or ""
-            session = text_field(session)
-        event = new_event(kind, call_id, name, time.time(), session, data)
-        for sink in self._sinks_for[kind]:
-            try:
-                sink.emit(event)
-            except Exception as exc:  # an audit sink must not break a call; it warns
-                warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
+        """Hand every sink that wants ``kind`` the raw record ``(kind, call, time, data)``: an
+        audit sink appends it to its buffer (its writer thread makes the event and writes it),
+        any other sink gets the :class:`Event` built from it."""
+        record = (kind, call, time.time(), data)
+        for put in self._sinks_for[kind]:
+            put(record)
 
     def _progress(
         self, call: ToolCall, downstream: ProgressCallback | None
@@ -106,3 +103,23 @@ class Reporter:
             ctx.cancel()
         if "failed" in self._sinks_for:
             self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
+
+
+def _recorder(sink: EventSink, kind: str) -> Callable[[Record], None] | None:
+    """How ``sink`` takes a record of type ``kind``, or ``None`` when it does not want it. An
+    audit sink buffers the raw record; any other sink is handed the event, and a sink that
+    fails warns (``RuntimeWarning``) and never makes a call fail."""
+    buffered = sys.modules.get("invokit.execution._audit_buffer")  # not loaded: none is one
+    if buffered is not None and isinstance(sink, buffered.BufferedSink):
+        return sink.recorder(kind)  # type: ignore[no-any-return]
+    types = getattr(sink, "types", None)
+    if types is not None and kind not in types:
+        return None
+
+    def put(record: Record) -> None:
+        try:
+            sink.emit(record_event(record))
+        except Exception as exc:  # an audit sink must not break a call; it warns
+            warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=3)
+
+    return put
