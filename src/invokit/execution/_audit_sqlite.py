@@ -45,7 +45,7 @@ class SqliteAuditSink(BufferedSink):
             ``durable`` waits before it is written.
         max_buffer: this many waiting events trigger an early write.
         durable: the event types written before the executor goes on (by default the
-            approval decisions, :data:`DURABLE_EVENTS`); ``ALL_EVENT_TYPES`` makes every
+            approval decisions, :data:`DURABLE_EVENTS`); every type (``ALL_EVENT_TYPES``) makes every
             record durable at the cost of one write per event.
 
     Raises:
