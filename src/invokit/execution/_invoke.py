@@ -1,13 +1,14 @@
 """Running a tool's coroutine under a timeout, for about the price of a dict entry.
 
 On asyncio a call's deadline is one entry in its event loop's :class:`Watchdog`, armed before
-the tool's coroutine is awaited and dropped after it. The watchdog keeps one timer, set for the
+the tool's coroutine is awaited (:meth:`Deadlines.arm`) and dropped after it
+(:meth:`Watchdog.ended`): the invoke step of ``_running.run``. The watchdog keeps one timer, set for the
 earliest deadline; a call whose deadline is not the earliest schedules nothing. When it wakes it
 cancels the tasks whose deadline has passed, the way ``asyncio.timeout`` does: natively, so
 cancel scopes the tool opens itself nest correctly, and with the task's cancel count taken when
 the deadline was armed, so nested deadlines and a caller's own cancellation are told apart.
 Other backends (trio), and code running outside an asyncio task, run the call inside
-``anyio.move_on_after``.
+``anyio.move_on_after`` (:func:`run_in_scope`).
 """
 
 from __future__ import annotations
@@ -189,25 +190,6 @@ class Deadlines:
     def _find_loop(self) -> Callable[[], Any] | None:
         self.get_loop = loop_getter()
         return self.get_loop
-
-
-async def run_with_timeout(
-    coro: Coroutine[Any, Any, Any], seconds: float, deadlines: Deadlines | None = None
-) -> tuple[Any, bool]:
-    """Await ``coro`` under a deadline of ``seconds``; return ``(value, timed_out)``.
-
-    ``deadlines``: where the caller keeps the watchdog it used last (a lookup saved per call).
-    On every backend a call whose deadline passed reports a timeout, even when the tool caught
-    the cancellation and returned, or turned it into another error.
-    """
-    dog = (deadlines or Deadlines()).arm(coro, seconds)
-    if dog is None:
-        return await run_in_scope(coro, seconds)
-    try:
-        value = await coro
-    except BaseException as exc:
-        return None, dog.ended(coro, exc)
-    return (None, True) if dog.ended(coro) else (value, False)
 
 
 async def run_in_scope(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
