@@ -8,7 +8,7 @@ where asked, approved. Every failure becomes a result the model can read.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from time import perf_counter
+from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
@@ -157,8 +157,9 @@ class Executor(Reporter):
     ) -> Outcome:
         """Run one call through every step; only a bug in invokit raises."""
         start = perf_counter()
-        if "received" in self._sinks_for:
-            self._emit("received", call, {"arguments": shown(call.arguments)})
+        record = self._sinks_for.get("received")  # the hot path hands sinks records itself
+        if record is not None:
+            record(("received", call, time(), {"arguments": shown(call.arguments)}))
         prepared = self._find(call, start)  # 1. lookup
         if isinstance(prepared, Failed):
             return prepared
@@ -170,8 +171,9 @@ class Executor(Reporter):
             # 3-5, preflight, policy and approval, were settled once for this tool (prepare):
             # it asks for no permissions and the answer, allow or deny, is the same for every
             # call; there are no hooks either.
-            if "decided" in self._sinks_for:
-                self._emit("decided", call, decision_data(settled))
+            record = self._sinks_for.get("decided")
+            if record is not None:
+                record(("decided", call, time(), decision_data(settled)))
             if settled.verdict == "deny":
                 return self._failed(
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
@@ -219,8 +221,9 @@ class Executor(Reporter):
             return self._failed(
                 call, start, "invalid_arguments", str(exc), data=argument_issues(exc)
             )
-        if "validated" in self._sinks_for:
-            self._emit("validated", call, {"arguments": args})
+        record = self._sinks_for.get("validated")
+        if record is not None:
+            record(("validated", call, time(), {"arguments": args}))
         return args
 
     async def _guarded(

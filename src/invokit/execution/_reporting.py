@@ -29,8 +29,9 @@ class Reporter:
     are reported as they are returned (failed before running, interrupted)."""
 
     sinks: tuple[EventSink, ...]
-    _sinks_for: dict[str, tuple[Callable[[Record], None], ...]]
-    """For each event type some sink wants: how to hand it one record."""
+    _sinks_for: dict[str, Callable[[Record], None]]
+    """For each event type some sink wants: how to hand it one record (the hot path calls it
+    with ``(type, call, time.time(), data)``; elsewhere :meth:`_emit` does)."""
     _interrupts: dict[str, Interrupt]
 
     def _listen(self, events: Sequence[EventSink]) -> None:
@@ -40,8 +41,10 @@ class Reporter:
             wanted = tuple(
                 put for put in (_recorder(sink, kind) for sink in self.sinks) if put is not None
             )
-            if wanted:
-                self._sinks_for[kind] = wanted
+            if len(wanted) == 1:
+                self._sinks_for[kind] = wanted[0]
+            elif wanted:
+                self._sinks_for[kind] = _fan_out(wanted)
         self._interrupts = {}
 
     def _failed(
@@ -72,9 +75,7 @@ class Reporter:
         """Hand every sink that wants ``kind`` the raw record ``(kind, call, time, data)``: an
         audit sink appends it to its buffer (its writer thread makes the event and writes it),
         any other sink gets the :class:`Event` built from it."""
-        record = (kind, call, time.time(), data)
-        for put in self._sinks_for[kind]:
-            put(record)
+        self._sinks_for[kind]((kind, call, time.time(), data))
 
     def _progress(
         self, call: ToolCall, downstream: ProgressCallback | None
@@ -103,6 +104,16 @@ class Reporter:
             ctx.cancel()
         if "failed" in self._sinks_for:
             self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
+
+
+def _fan_out(puts: tuple[Callable[[Record], None], ...]) -> Callable[[Record], None]:
+    """One record to each of several sinks."""
+
+    def put(record: Record) -> None:
+        for each in puts:
+            each(record)
+
+    return put
 
 
 def _recorder(sink: EventSink, kind: str) -> Callable[[Record], None] | None:

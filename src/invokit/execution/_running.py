@@ -4,7 +4,7 @@ deadline), normalize (the one place an exception becomes a result) and the outpu
 from __future__ import annotations
 
 from dataclasses import replace
-from time import perf_counter
+from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import TextPart, ToolCall, ToolResult
@@ -58,8 +58,9 @@ async def run(
     if tool.external:  # the host runs it: hand the call out
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
         return await hold(ex, ex._interrupted(interrupt))
-    if "started" in ex._sinks_for:
-        ex._emit("started", call, {})
+    record = ex._sinks_for.get("started")  # the hot path hands sinks records itself
+    if record is not None:
+        record(("started", call, time(), {}))
     direct = prepared.direct
     if ctx is None and direct is None:
         ctx = ToolContext(call, resources=ex.resources)
@@ -144,8 +145,9 @@ def finish(
         _set_duration(result, perf_counter() - start)
     else:
         result = replace(result, duration=perf_counter() - start)
-    if "completed" in ex._sinks_for:
-        ex._emit("completed", call, completed_data(result, args, decision, approved))
+    record = ex._sinks_for.get("completed")
+    if record is not None:
+        record(("completed", call, time(), completed_data(result, args, decision, approved)))
     return completed(result)
 
 
