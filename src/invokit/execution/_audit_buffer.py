@@ -1,8 +1,16 @@
 """The buffering that audit sinks share: ``emit`` only appends; a thread writes in batches.
 
-``emit`` runs on the executor's hot path, so it never does I/O. A daemon thread writes what
-is buffered every ``flush_interval`` seconds, or sooner when ``max_buffer`` events are
-waiting; ``flush`` and ``close`` write at once; the process writes the rest when it exits.
+Recording an event runs on the executor's hot path, so it never serializes and never does I/O:
+the executor appends a raw record (a tuple) to the sink's buffer, and the writer thread turns
+the records into :class:`Event` objects, serializes them and writes them in one batch (group
+commit) every ``flush_interval`` seconds, or sooner when ``max_buffer`` events are waiting.
+
+Durability: an event of a type in ``durable`` (for the file sinks, the approval decisions:
+``approval_requested``, ``approval_resolved`` and ``interrupted``) is written at once, with
+everything buffered before it, before the executor goes on: when a caller is told of an approval
+request or a decision, its record is on disk and survives the process being killed. Other
+events are written within ``flush_interval`` seconds; ``flush`` and ``close`` write at once;
+the process writes the rest when it exits normally.
 """
 
 from __future__ import annotations
@@ -15,11 +23,17 @@ import threading
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from invokit.execution._events import Event
+from invokit.execution._recording import Record, record_event
 from invokit.permissions import request_to_dict
+
+DURABLE_EVENTS: frozenset[str] = frozenset(
+    {"approval_requested", "approval_resolved", "interrupted"}
+)
+"""The event types the file sinks write before the executor goes on: approval decisions."""
 
 REDACTED = "[redacted]"
 _SECRET_KEYS = frozenset({"credentials"})
@@ -190,21 +204,25 @@ class BufferedSink:
 
     Args:
         types: the event types to keep; ``None`` keeps all.
-        flush_interval: seconds between background writes.
+        flush_interval: seconds between background writes: the longest an event of a type not
+            in ``durable`` waits before it is written.
         max_buffer: this many waiting events wake the writer early.
+        durable: the event types written at once, before the executor goes on.
     """
 
     def __init__(
         self,
         *,
         types: Iterable[str] | None = None,
-        flush_interval: float = 0.2,
+        flush_interval: float = 0.05,
         max_buffer: int = 256,
+        durable: Iterable[str] = (),
     ) -> None:
         self._types = None if types is None else frozenset(types)
+        self._durable = frozenset(durable)
         self._interval = flush_interval
         self._max = max_buffer
-        self._buffer: deque[Event] = deque()
+        self._buffer: deque[Event | Record] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._write_lock = threading.Lock()
@@ -220,20 +238,59 @@ class BufferedSink:
         """The event types this sink wants; ``None`` for all."""
         return self._types
 
+    @property
+    def durable(self) -> frozenset[str]:
+        """The event types written before ``emit`` returns."""
+        return self._durable
+
     def emit(self, event: Event) -> None:
-        """Buffer one event (deque appends are atomic; no lock, no I/O)."""
+        """Buffer one event (deque appends are atomic; no lock, no I/O); an event of a
+        ``durable`` type is written at once, with everything buffered before it."""
         if self._closed or (self._types is not None and event.type not in self._types):
             return
         self._buffer.append(event)
-        if len(self._buffer) >= self._max:
+        if event.type in self._durable:
+            self.flush()
+        elif len(self._buffer) >= self._max:
             self._wake.set()
+
+    def recorder(self, kind: str) -> Callable[[Record], None] | None:
+        """How the executor hands this sink a raw record of type ``kind`` (``None``: the sink
+        does not keep that type). The common case is the buffer's own ``append``: no Python
+        frame, nothing serialized; an event that ends a call also checks the buffer's size, and
+        a durable one is written before the call goes on."""
+        if self._types is not None and kind not in self._types:
+            return None
+        if kind in self._durable:
+            return self._record_durable
+        if kind in ("completed", "failed"):
+            return self._record_checked
+        return self._buffer.append
+
+    def _record_checked(self, record: Record) -> None:
+        buffer = self._buffer
+        buffer.append(record)
+        if len(buffer) >= self._max:
+            if self._closed:  # nobody writes any more: do not hold records
+                buffer.clear()
+            else:
+                self._wake.set()
+
+    def _record_durable(self, record: Record) -> None:
+        if self._closed:
+            return
+        self._buffer.append(record)
+        self.flush()
 
     def flush(self) -> None:
         """Write everything buffered now; an I/O problem is a warning, never an exception."""
         with self._write_lock:
             # Exactly the events present now; any emitted meanwhile wait for the next write.
             take = self._buffer.popleft
-            batch: list[Event] = [take() for _ in range(len(self._buffer))]
+            batch: list[Event] = []
+            for _ in range(len(self._buffer)):
+                item = take()
+                batch.append(record_event(item) if type(item) is tuple else item)  # type: ignore[arg-type]
             if not batch:
                 return
             try:

@@ -9,6 +9,7 @@ from typing import Any
 
 from invokit._state import store_file
 from invokit.execution._audit_buffer import (
+    DURABLE_EVENTS,
     BufferedSink,
     encode_event,
     encode_record,
@@ -35,8 +36,12 @@ class JsonlAuditSink(BufferedSink):
         path: the log file; ``None`` is ``audit.jsonl`` in the user's state directory.
         forbidden_roots: directories tools may write; a log inside one is refused.
         types: the event types to log; ``None`` logs all.
-        flush_interval: seconds between background writes.
+        flush_interval: seconds between background writes: the longest an event not in
+            ``durable`` waits before it is written.
         max_buffer: this many waiting events trigger an early write.
+        durable: the event types written before the executor goes on (by default the
+            approval decisions, :data:`DURABLE_EVENTS`); every type (``ALL_EVENT_TYPES``) makes every
+            record durable at the cost of one write per event.
 
     Raises:
         ValueError: ``path`` is inside one of ``forbidden_roots``.
@@ -48,11 +53,14 @@ class JsonlAuditSink(BufferedSink):
         *,
         forbidden_roots: Iterable[str | os.PathLike[str]] = (),
         types: Iterable[str] | None = None,
-        flush_interval: float = 0.2,
+        flush_interval: float = 0.05,
         max_buffer: int = 256,
+        durable: Iterable[str] = DURABLE_EVENTS,
     ) -> None:
         self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
-        super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
+        super().__init__(
+            types=types, flush_interval=flush_interval, max_buffer=max_buffer, durable=durable
+        )
 
     def _write(self, events: list[Event]) -> None:
         data = b"\n".join([_encoded(e) for e in events]) + b"\n"

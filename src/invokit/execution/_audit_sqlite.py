@@ -9,7 +9,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import BufferedSink, dumps_record, unencodable
+from invokit.execution._audit_buffer import (
+    DURABLE_EVENTS,
+    BufferedSink,
+    dumps_record,
+    unencodable,
+)
 from invokit.execution._events import Event, text_field
 
 DEFAULT_FILE = "audit.sqlite3"
@@ -36,8 +41,12 @@ class SqliteAuditSink(BufferedSink):
         path: the database; ``None`` is ``audit.sqlite3`` in the user's state directory.
         forbidden_roots: directories tools may write; a database inside one is refused.
         types: the event types to log; ``None`` logs all.
-        flush_interval: seconds between background writes.
+        flush_interval: seconds between background writes: the longest an event not in
+            ``durable`` waits before it is written.
         max_buffer: this many waiting events trigger an early write.
+        durable: the event types written before the executor goes on (by default the
+            approval decisions, :data:`DURABLE_EVENTS`); every type (``ALL_EVENT_TYPES``) makes every
+            record durable at the cost of one write per event.
 
     Raises:
         ValueError: ``path`` is inside one of ``forbidden_roots``.
@@ -49,8 +58,9 @@ class SqliteAuditSink(BufferedSink):
         *,
         forbidden_roots: Iterable[str | os.PathLike[str]] = (),
         types: Iterable[str] | None = None,
-        flush_interval: float = 0.2,
+        flush_interval: float = 0.05,
         max_buffer: int = 256,
+        durable: Iterable[str] = DURABLE_EVENTS,
     ) -> None:
         self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
         self._conn: sqlite3.Connection | None = sqlite3.connect(
@@ -59,7 +69,9 @@ class SqliteAuditSink(BufferedSink):
         self._conn.execute("PRAGMA busy_timeout = 10000")
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.executescript(_SCHEMA)
-        super().__init__(types=types, flush_interval=flush_interval, max_buffer=max_buffer)
+        super().__init__(
+            types=types, flush_interval=flush_interval, max_buffer=max_buffer, durable=durable
+        )
 
     def _write(self, events: list[Event]) -> None:
         conn = self._conn

@@ -8,41 +8,32 @@ where asked, approved. Every failure becomes a result the model can read.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from time import monotonic, perf_counter
+from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, new_text_result
+from invokit._calls import ToolCall
 from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving, _standing
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
-from invokit.execution._invoke import (
-    Watchdog,
-    loop_getter,
-    run_with_timeout,
-    watchdog,
-)
+from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
-from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
     Failed,
     Interrupt,
-    Interrupted,
     Outcome,
-    completed,
 )
 from invokit.execution._prepared import Prepared, prepare
 from invokit.execution._records import (
     argument_issues,
-    completed_data,
     decision_data,
     not_found_message,
     shown,
 )
 from invokit.execution._reporting import Reporter
-from invokit.execution._running import absorb, finish, run, timeout_result
+from invokit.execution._running import finish, run
 from invokit.execution._state_location import check_state_location
 from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
@@ -126,8 +117,7 @@ class Executor(Reporter):
         self.project = project if project is not None else _standing.default_project(self.policy)
         self._always: tuple[StandingRule, ...] = ()
         self.registry.subscribe(self._prepared.clear)
-        self._get_loop: Callable[[], Any] | None = None
-        self._dog: Watchdog | None = None
+        self._deadlines = Deadlines()
 
     @property
     def policy(self) -> Policy:
@@ -139,10 +129,6 @@ class Executor(Reporter):
     def policy(self, policy: Policy) -> None:
         self._policy = policy
         self._prepared.clear()  # plans compiled for the old policy
-
-    def _find_loop(self) -> Callable[[], Any] | None:
-        self._get_loop = loop_getter()
-        return self._get_loop
 
     def _may_spill(self, registry: Registry) -> bool:
         if self.limits.output.mode == "spill":
@@ -183,16 +169,44 @@ class Executor(Reporter):
     ) -> Outcome:
         """Run one call through every step; only a bug in invokit raises."""
         start = perf_counter()
-        sinks = self._sinks_for
-        if "received" in sinks:
-            self._emit("received", call, {"arguments": shown(call.arguments)})
+        record = self._sinks_for.get("received")  # the hot path hands sinks records itself
+        if record is not None:
+            record(("received", call, time(), {"arguments": shown(call.arguments)}))
+        prepared = self._find(call, start)  # 1. lookup
+        if isinstance(prepared, Failed):
+            return prepared
+        args = self._validate(prepared, call, start)  # 2. validate
+        if isinstance(args, Failed):
+            return args
+        settled = prepared.settled
+        if settled is not None and on_progress is None:
+            # 3-5, preflight, policy and approval, were settled once for this tool (prepare):
+            # it asks for no permissions and the answer, allow or deny, is the same for every
+            # call; there are no hooks either.
+            record = self._sinks_for.get("decided")
+            if record is not None:
+                record(("decided", call, time(), decision_data(settled)))
+            if settled.verdict == "deny":
+                return self._failed(
+                    call, start, "denied", prepared.denied, data={"rule": settled.rule}
+                )
+            return await self._run(
+                prepared, call, args, None, start, approved=None, decision=settled
+            )
+        ctx = ToolContext(
+            call, resources=self.resources, on_progress=self._progress(call, on_progress)
+        )
+        return await self._guarded(prepared, call, args, ctx, start, approved=None)
+
+    def _find(self, call: ToolCall, start: float) -> Prepared | Failed:
+        """Step 1: the tool's plan (computed once per spec), or ``not_found``."""
         name = call.name
-        if not isinstance(name, str):
+        if type(name) is not str:
             return self._failed(
                 call, start, "not_found", f"A tool name must be text, not {type(name).__name__}."
             )
         session = call.session_id
-        if session is not None and not isinstance(session, str):
+        if session is not None and type(session) is not str:
             return self._failed(
                 call,
                 start,
@@ -206,75 +220,23 @@ class Executor(Reporter):
             prepared = self._prepare(name)
             if prepared is None:
                 return self._failed(call, start, "not_found", self._not_found(call))
+        return prepared
+
+    def _validate(
+        self, prepared: Prepared, call: ToolCall, start: float
+    ) -> dict[str, Any] | Failed:
+        """Step 2: the arguments parsed and checked against the tool's schema, or
+        ``invalid_arguments`` naming every bad field."""
         try:
             args = prepared.validator.validate(call.arguments)
         except ArgumentsError as exc:
             return self._failed(
                 call, start, "invalid_arguments", str(exc), data=argument_issues(exc)
             )
-        if "validated" in sinks:
-            self._emit("validated", call, {"arguments": args})
-        settled = prepared.settled
-        if settled is None or on_progress is not None:
-            ctx = ToolContext(
-                call, resources=self.resources, on_progress=self._progress(call, on_progress)
-            )
-            return await self._guarded(prepared, call, args, ctx, start, approved=None)
-        # The shortest path: a plain async @tool, no hooks, and a policy that answers the same
-        # for every call. No context, no requests, the tool's coroutine awaited right here.
-        if "decided" in sinks:
-            self._emit("decided", call, decision_data(settled))
-        if settled.verdict == "deny":
-            return self._failed(call, start, "denied", prepared.denied, data={"rule": settled.rule})
-        if "started" in sinks:
-            self._emit("started", call, {})
-        tool = prepared.tool
-        try:
-            if not tool._ready:
-                await tool.ensure_setup()
-            convert = prepared.convert
-            coro = prepared.direct(**(convert(args) if convert is not None else args))  # type: ignore[misc]
-            get_loop = self._get_loop or self._find_loop()
-            dog, task = self._dog, None
-            loop = get_loop() if get_loop is not None else None
-            if loop is not None:
-                if dog is None or dog.loop is not loop:
-                    dog = self._dog = watchdog(loop)
-                task = dog.task(loop)
-            if dog is None or task is None:
-                value, late = await run_with_timeout(coro, prepared.timeout)
-            else:
-                # Watchdog.arm and run_with_timeout, inlined: this is every plain call's cost.
-                deadlines = dog.deadlines
-                due = monotonic() + prepared.timeout
-                deadlines[coro] = (task, due, task.cancelling())
-                if due < dog.wake_at:
-                    dog.wake(due)
-                try:
-                    value = await coro
-                except BaseException as exc:
-                    del deadlines[coro]
-                    if not dog.timed_out(coro, exc):
-                        raise
-                    value, late = None, True
-                else:
-                    del deadlines[coro]
-                    late = bool(dog.fired) and dog.fired_anyway(coro)
-            if late:
-                result = timeout_result(call, prepared)
-            elif type(value) is str and len(value) <= prepared.limit.max_chars:
-                result = new_text_result(call.id, name, value, perf_counter() - start)
-                if "completed" in sinks:
-                    self._emit("completed", call, completed_data(result, args, settled, None))
-                return completed(result)
-            else:
-                result = value_to_result(call, value)
-        except BaseException as exc:
-            absorbed = absorb(self, call, args, None, exc)
-            if isinstance(absorbed, Interrupted):
-                return await _approving.hold(self, absorbed)
-            result = absorbed
-        return self._finish(prepared, call, args, result, start, settled, None, fresh=True)
+        record = self._sinks_for.get("validated")
+        if record is not None:
+            record(("validated", call, time(), {"arguments": args}))
+        return args
 
     async def _guarded(
         self,

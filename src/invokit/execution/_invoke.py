@@ -1,13 +1,14 @@
 """Running a tool's coroutine under a timeout, for about the price of a dict entry.
 
 On asyncio a call's deadline is one entry in its event loop's :class:`Watchdog`, armed before
-the tool's coroutine is awaited and dropped after it. The watchdog keeps one timer, set for the
+the tool's coroutine is awaited (:meth:`Deadlines.arm`) and dropped after it
+(:meth:`Watchdog.ended`): the invoke step of ``_running.run``. The watchdog keeps one timer, set for the
 earliest deadline; a call whose deadline is not the earliest schedules nothing. When it wakes it
 cancels the tasks whose deadline has passed, the way ``asyncio.timeout`` does: natively, so
 cancel scopes the tool opens itself nest correctly, and with the task's cancel count taken when
 the deadline was armed, so nested deadlines and a caller's own cancellation are told apart.
 Other backends (trio), and code running outside an asyncio task, run the call inside
-``anyio.move_on_after``.
+``anyio.move_on_after`` (:func:`run_in_scope`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class Watchdog:
     """The armed deadlines of one event loop, and one timer for the earliest of them.
 
     A call arms with ``deadlines[key] = (task, due, task.cancelling())``, where ``key`` is the
-    tool's coroutine and ``due = monotonic() + seconds``, then ``if due < wake_at: wake(due)``;
-    it disarms with ``del deadlines[key]``: that is all a call that finishes in time pays. A
+    tool's coroutine and ``due = monotonic() + seconds``, then ``if due < wake_at: wake(due)``
+    (:meth:`Deadlines.arm`); it disarms with :meth:`ended`: that is all a call that finishes in
+    time pays. A
     deadline that fires cancels its task and is noted in ``fired``; :meth:`timed_out` and
     :meth:`fired_anyway` read that note after the call.
     """
@@ -58,16 +60,15 @@ class Watchdog:
         self.wake_at = due
         self.timer = self.loop.call_later(max(due - monotonic(), 0.0), self._check)
 
-    def arm(self, key: object, task: Any, seconds: float) -> None:
-        """Watch ``task`` for ``seconds``; ``key`` (the coroutine) names the deadline."""
-        due = monotonic() + seconds
-        self.deadlines[key] = (task, due, task.cancelling())
-        if due < self.wake_at:
-            self.wake(due)
-
-    def disarm(self, key: object) -> None:
-        """Stop watching ``key``."""
-        self.deadlines.pop(key, None)
+    def ended(self, key: object, exc: BaseException | None = None) -> bool:
+        """Disarm ``key`` after its call returned, or raised ``exc``; whether it ran past its
+        deadline. ``exc`` is raised again unless the deadline caused it (:meth:`timed_out`)."""
+        del self.deadlines[key]
+        if exc is None:
+            return bool(self.fired) and self.fired_anyway(key)
+        if self.timed_out(key, exc):
+            return True
+        raise exc
 
     def timed_out(self, key: object, exc: BaseException) -> bool:
         """After ``exc`` came out of the call (already disarmed): whether the deadline caused
@@ -155,31 +156,44 @@ def loop_getter() -> Callable[[], Any] | None:
     return None if asyncio is None else asyncio.events._get_running_loop
 
 
-async def run_with_timeout(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
-    """Await ``coro`` under a deadline of ``seconds``; return ``(value, timed_out)``.
+class Deadlines:
+    """Where one holder (an executor) finds the running loop's watchdog: it keeps the last one
+    it used, as nearly every call runs on the loop the one before it ran on. Held by its owner,
+    it lives as long as the owner does; a loop whose owner is gone is not kept alive."""
 
-    On every backend a call whose deadline passed reports a timeout, even when the tool caught
-    the cancellation and returned, or turned it into another error.
-    """
-    get_loop = loop_getter()
-    loop = get_loop() if get_loop is not None else None
-    dog = watchdog(loop) if loop is not None else None
-    task = dog.task(loop) if dog is not None else None
-    if dog is None or task is None:
-        return await _run_in_scope(coro, seconds)
-    dog.arm(coro, task, seconds)
-    try:
-        value = await coro
-    except BaseException as exc:
-        dog.disarm(coro)
-        if dog.timed_out(coro, exc):
-            return None, True
-        raise
-    dog.disarm(coro)
-    return (None, True) if dog.fired and dog.fired_anyway(coro) else (value, False)
+    __slots__ = ("dog", "get_loop")
+
+    def __init__(self) -> None:
+        self.dog: Watchdog | None = None
+        self.get_loop: Callable[[], Any] | None = None
+
+    def arm(self, coro: Coroutine[Any, Any, Any], seconds: float) -> Watchdog | None:
+        """Arm a deadline for ``coro`` in the running task: the watchdog to tell when it
+        ended (:meth:`Watchdog.ended`), or ``None`` when no asyncio task runs (then
+        :func:`run_in_scope`)."""
+        get = self.get_loop or self._find_loop()
+        loop = get() if get is not None else None
+        if loop is None:
+            return None
+        dog = self.dog
+        if dog is None or dog.loop is not loop:
+            dog = self.dog = watchdog(loop)
+        task = dog.task(loop)
+        if task is None:
+            return None
+        due = monotonic() + seconds
+        dog.deadlines[coro] = (task, due, task.cancelling())
+        if due < dog.wake_at:
+            dog.wake(due)
+        return dog
+
+    def _find_loop(self) -> Callable[[], Any] | None:
+        self.get_loop = loop_getter()
+        return self.get_loop
 
 
-async def _run_in_scope(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
+async def run_in_scope(coro: Coroutine[Any, Any, Any], seconds: float) -> tuple[Any, bool]:
+    """Await ``coro`` inside ``anyio.move_on_after(seconds)``: trio, or no asyncio task."""
     import anyio
 
     with anyio.move_on_after(seconds) as scope:

@@ -4,14 +4,15 @@ failed before their tool ran."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
 from invokit._calls import ToolCall, new_error_result
-from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType, new_event, text_field
+from invokit.execution._events import ALL_EVENT_TYPES, EventSink, EventType
 from invokit.execution._limits import Limits, fit_message
 from invokit.execution._outcomes import (
     ApprovalRequired,
@@ -20,6 +21,7 @@ from invokit.execution._outcomes import (
     Interrupted,
     failed,
 )
+from invokit.execution._recording import Record, record_event
 from invokit.execution._records import shown
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
 
@@ -31,19 +33,23 @@ class Reporter:
     limits: Limits
     _refusal_chars: int
     sinks: tuple[EventSink, ...]
-    _sinks_for: dict[str, tuple[EventSink, ...]]
+    _sinks_for: dict[str, Callable[[Record], None]]
+    """For each event type some sink wants: how to hand it one record (the hot path calls it
+    with ``(type, call, time.time(), data)``; elsewhere :meth:`_emit` does)."""
     _interrupts: dict[str, Interrupt]
 
     def _listen(self, events: Sequence[EventSink]) -> None:
         self.sinks = tuple(events)
         self._refusal_chars = self.limits.output.max_chars
         self._sinks_for = {}
-        # A sink without ``types`` (a plain object with ``emit``) wants every event.
-        chosen = [(s, getattr(s, "types", None)) for s in self.sinks]
         for kind in sorted(ALL_EVENT_TYPES):
-            wanted = tuple(s for s, types in chosen if types is None or kind in types)
-            if wanted:
-                self._sinks_for[kind] = wanted
+            wanted = tuple(
+                put for put in (_recorder(sink, kind) for sink in self.sinks) if put is not None
+            )
+            if len(wanted) == 1:
+                self._sinks_for[kind] = wanted[0]
+            elif wanted:
+                self._sinks_for[kind] = _fan_out(wanted)
         self._interrupts = {}
 
     def _failed(
@@ -74,22 +80,10 @@ class Reporter:
         return Interrupted(interrupt)
 
     def _emit(self, kind: EventType, call: ToolCall, data: dict[str, Any]) -> None:
-        name, call_id, session = call.name, call.id, call.session_id
-        if (
-            type(name) is not str
-            or type(call_id) is not str
-            or (session is not None and type(session) is not str)
-        ):  # a malformed call, as parsed: its fields are written as their types only
-            name, call_id = text_field(name) or "", text_field(call_id) or ""
-            session = text_field(session)
-        # id(call): the call object lives for its whole execution, so its events share it
-        # and no other execution in flight has it.
-        event = new_event(kind, call_id, name, time.time(), session, data, id(call))
-        for sink in self._sinks_for[kind]:
-            try:
-                sink.emit(event)
-            except Exception as exc:  # an audit sink must not break a call; it warns
-                warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=2)
+        """Hand every sink that wants ``kind`` the raw record ``(kind, call, time, data)``: an
+        audit sink appends it to its buffer (its writer thread makes the event and writes it),
+        any other sink gets the :class:`Event` built from it."""
+        self._sinks_for[kind]((kind, call, time.time(), data))
 
     def _progress(
         self, call: ToolCall, downstream: ProgressCallback | None
@@ -141,3 +135,33 @@ class Reporter:
             ctx.cancel()
         if "failed" in self._sinks_for:
             self._emit("failed", call, {"kind": "cancelled", "arguments": args, "is_error": True})
+
+
+def _fan_out(puts: tuple[Callable[[Record], None], ...]) -> Callable[[Record], None]:
+    """One record to each of several sinks."""
+
+    def put(record: Record) -> None:
+        for each in puts:
+            each(record)
+
+    return put
+
+
+def _recorder(sink: EventSink, kind: str) -> Callable[[Record], None] | None:
+    """How ``sink`` takes a record of type ``kind``, or ``None`` when it does not want it. An
+    audit sink buffers the raw record; any other sink is handed the event, and a sink that
+    fails warns (``RuntimeWarning``) and never makes a call fail."""
+    buffered = sys.modules.get("invokit.execution._audit_buffer")  # not loaded: none is one
+    if buffered is not None and isinstance(sink, buffered.BufferedSink):
+        return sink.recorder(kind)  # type: ignore[no-any-return]
+    types = getattr(sink, "types", None)
+    if types is not None and kind not in types:
+        return None
+
+    def put(record: Record) -> None:
+        try:
+            sink.emit(record_event(record))
+        except Exception as exc:  # an audit sink must not break a call; it warns
+            warnings.warn(f"event sink {sink!r} failed: {exc!r}", RuntimeWarning, stacklevel=3)
+
+    return put

@@ -1,18 +1,18 @@
-"""The invoke, limit and normalize steps: run the tool under its deadline, then cut and stamp
-its result. The executor's shortest path inlines the common case of :func:`run`."""
+"""Steps 6 to 9 of the pipeline, once a call is decided: hooks, invoke (under the tool's
+deadline), normalize (the one place an exception becomes a result) and the output limit."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from time import perf_counter
+from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolCall, ToolResult
+from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import AuthRequired
 from invokit.execution._approving import hold
 from invokit.execution._hooks import run_before_hooks
-from invokit.execution._invoke import run_with_timeout
+from invokit.execution._invoke import run_in_scope
 from invokit.execution._limits import apply_output_limit
 from invokit.execution._normalize import error_to_result, value_to_result
 from invokit.execution._outcomes import (
@@ -44,48 +44,65 @@ async def run(
     decision: Decision | None,
     rewritten: bool = False,
 ) -> Outcome:
-    """Hooks, then the tool, then limits. ``ctx`` is ``None`` when none was built yet (a call
-    resumed after its approval); one is made when a hook or the tool needs it."""
-    tool = prepared.tool
-    if ex._before and not rewritten:
+    """Steps 6 to 9 for a decided call: hooks, invoke, normalize, limit. ``ctx`` is ``None``
+    when none was built yet (the shortest path, a call resumed after its approval); one is made
+    when a hook or the tool needs it. ``rewritten``: the hooks ran already (their rewrite was
+    decided again)."""
+    if ex._before and not rewritten:  # 6. hooks
         if ctx is None:
             ctx = ToolContext(call, resources=ex.resources)
         outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
         if outcome is not None:
             return outcome
-    if tool.external:
+    tool = prepared.tool
+    if tool.external:  # the host runs it: hand the call out
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
         return await hold(ex, ex._interrupted(interrupt))
-    if "started" in ex._sinks_for:
-        ex._emit("started", call, {})
+    record = ex._sinks_for.get("started")  # the hot path hands sinks records itself
+    if record is not None:
+        record(("started", call, time(), {}))
     direct = prepared.direct
     if ctx is None and direct is None:
         ctx = ToolContext(call, resources=ex.resources)
-    try:
-        if ctx is not None:
+    try:  # 7. invoke, under the tool's deadline
+        if ctx is not None:  # ctx.permits answers from the policy that decided the call
             ctx.bind_policy(
                 prepared.policy, args, decision.verdict if decision is not None else "ask"
             )
         if not tool._ready:
             await tool.ensure_setup()
-        if direct is not None:
+        if direct is not None:  # a plain @tool: its own function, no context needed
             convert = prepared.convert
             coro = direct(**(convert(args) if convert is not None else args))
         else:
             assert ctx is not None
             coro = tool.invoke(args, ctx)
-        value, late = await run_with_timeout(coro, prepared.timeout)
-        if late:
-            if ctx is not None:
-                ctx.cancel()
-            result = timeout_result(call, prepared)
+        dog = ex._deadlines.arm(coro, prepared.timeout)
+        if dog is None:
+            value, late = await run_in_scope(coro, prepared.timeout)
         else:
-            result = value_to_result(call, value)
+            try:
+                value = await coro
+            except BaseException as exc:
+                value, late = None, dog.ended(coro, exc)
+            else:
+                late = dog.ended(coro)
+        # 9. normalize: what the tool returned or raised becomes a result
+        result = timeout_result(call, prepared, ctx) if late else value_to_result(call, value)
     except BaseException as exc:
         absorbed = absorb(ex, call, args, ctx, exc)
         if isinstance(absorbed, Interrupted):
-            return await hold(ex, absorbed)
+            return await hold(ex, absorbed)  # the tool needs credentials
         result = absorbed
+    fresh = True
+    if ex._after:
+        result, fresh = await after_hooks(ex, call, result)
+    return finish(ex, prepared, call, args, result, start, decision, approved, fresh)
+
+
+async def after_hooks(ex: Executor, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:
+    """The ``after_call`` hooks, in order; each may replace the result. Returns the result and
+    whether it is still the one built in this call (``fresh``)."""
     fresh = True
     for hook in ex._after:
         try:
@@ -96,7 +113,7 @@ async def run(
             )
         if replaced is not None:
             result, fresh = replaced, False
-    return finish(ex, prepared, call, args, result, start, decision, approved, fresh=fresh)
+    return result, fresh
 
 
 def finish(
@@ -108,23 +125,33 @@ def finish(
     start: float,
     decision: Decision | None,
     approved: ApprovalRequest | None,
-    *,
     fresh: bool,
 ) -> Outcome:
-    """The output limit, the approval id and the duration on ``result``; then the event."""
-    result = apply_output_limit(result, prepared.limit, ex.artifacts)
+    """Step 8: the output limit; then the approval id and the duration on ``result``, and the
+    ``completed`` event."""
+    content = result.content
+    if not (  # one text part within the limit (the common case): what the limit leaves
+        len(content) == 1
+        and type(part := content[0]) is TextPart
+        and len(part.text) <= prepared.limit.max_chars
+    ):
+        result = apply_output_limit(result, prepared.limit, ex.artifacts)
     if approved is not None:
         result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
         fresh = True
     if fresh:
         # A result built in this call that nobody else holds yet: stamp the duration in
         # place instead of copying a frozen dataclass on the hot path.
-        object.__setattr__(result, "duration", perf_counter() - start)
+        _set_duration(result, perf_counter() - start)
     else:
         result = replace(result, duration=perf_counter() - start)
-    if "completed" in ex._sinks_for:
-        ex._emit("completed", call, completed_data(result, args, decision, approved))
+    record = ex._sinks_for.get("completed")
+    if record is not None:
+        record(("completed", call, time(), completed_data(result, args, decision, approved)))
     return completed(result)
+
+
+_set_duration = ToolResult.__dict__["duration"].__set__
 
 
 def absorb(
@@ -146,8 +173,10 @@ def absorb(
     raise exc
 
 
-def timeout_result(call: ToolCall, prepared: Prepared) -> ToolResult:
-    """The error result of a call that ran past its deadline."""
+def timeout_result(call: ToolCall, prepared: Prepared, ctx: ToolContext | None) -> ToolResult:
+    """The error result of a call that ran past its deadline (its context is told)."""
+    if ctx is not None:
+        ctx.cancel()
     return ToolResult.failure(
         call,
         "timeout",

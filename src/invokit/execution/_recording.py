@@ -1,0 +1,32 @@
+"""The raw record of one event: what the executor hands its sinks on the hot path.
+
+Building an :class:`Event` and its envelope costs more than the step it reports; the executor
+hands sinks a tuple instead, and the event is made where it is written (an audit sink's writer
+thread) or where a sink asks for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from invokit.execution._events import Event, new_event, text_field
+
+Record = tuple[str, Any, float, dict[str, Any]]
+"""One event as the executor records it: (type, the ``ToolCall``, ``time.time()``, data)."""
+
+
+def record_event(record: Record) -> Event:
+    """The :class:`Event` of a raw record; a malformed call's fields (a name, id or session
+    that is not text) are written as their types only, which can hold no secret."""
+    kind, call, when, data = record
+    name, call_id, session = call.name, call.id, call.session_id
+    if (
+        type(name) is not str
+        or type(call_id) is not str
+        or (session is not None and type(session) is not str)
+    ):
+        name, call_id = text_field(name) or "", text_field(call_id) or ""
+        session = text_field(session)
+    # id(call): the call object lives for its whole execution (the record holds it), so its
+    # events share it and no other execution in flight has it.
+    return new_event(kind, call_id, name, when, session, data, id(call))  # type: ignore[arg-type]
