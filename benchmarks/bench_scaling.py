@@ -140,24 +140,19 @@ async def bench_fs() -> list[Row]:
 
     async def read(scale: int) -> tuple[int, Call]:
         root = _fresh("read", scale)
-        size = 100_000 * scale
+        size = 1_000_000 * scale
         line = 'print("a \\"quoted\\" \\\\ path")\n'
-        (root / "m.py").write_text((line * (size // len(line) + 1))[:size])
-        fs = filesystem(root)
-        tool = fs["fs.read"]
-
-        async def run() -> object:
-            offset: int | None = 1
-            while offset is not None:  # page through the whole file, as a model would
-                context = ToolContext(call_id="bench", tool_name="fs.read")
-                page = await tool.invoke(tool.validate({"path": "m.py", "offset": offset}), context)
-                offset = page.next_offset
-            return None
-
-        return size, run
+        text = (line * (size // len(line) + 1))[:size]
+        (root / "m.py").write_text(text)
+        # The last page: the offset counts lines, so the whole file before it is skipped.
+        return size, _tool_call(
+            filesystem(root), "fs.read", path="m.py", offset=text.count("\n") - 100
+        )
 
     rows.append(
-        await scaled("fs.read, every page of a quote-heavy file", read, unit="bytes", rounds=ROUNDS)
+        await scaled(
+            "fs.read, a page at the end of a quote-heavy file", read, unit="bytes", rounds=ROUNDS
+        )
     )
 
     async def policy_path(scale: int) -> tuple[int, Call]:

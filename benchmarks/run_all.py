@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_core.py", "bench_executor.py", "bench_fs.py", "bench_mcp.py"]
+SCRIPTS = ["bench_core.py", "bench_executor.py", "bench_fs.py", "bench_mcp.py", "bench_scaling.py"]
 
 
 def main() -> int:
