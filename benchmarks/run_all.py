@@ -10,7 +10,16 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_core.py", "bench_executor.py", "bench_fs.py", "bench_mcp.py", "bench_catalog.py"]
+SCRIPTS = [
+    "bench_core.py",
+    "bench_executor.py",
+    "bench_fs.py",
+    "bench_mcp.py",
+    "bench_catalog.py",
+    "bench_scaling.py",
+    "bench_scaling_shell_http.py",
+    "bench_shell.py",
+]
 
 
 def main() -> int:

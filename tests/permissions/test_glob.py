@@ -67,3 +67,103 @@ def test_lone_backslash_is_an_error() -> None:
     """A pattern ending in a lone backslash is refused."""
     with pytest.raises(ValueError, match="backslash"):
         text_glob("abc\\")
+
+
+# -- linear-time matching (issue 12) ------------------------------------------------------------
+
+import re  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from invokit.permissions._glob import MAX_PATTERN_CHARS, _is, _tokens  # noqa: E402
+
+
+def _reference_text(pattern: str) -> re.Pattern[str]:
+    """The plain backtracking translation the policy used before: the semantics to keep."""
+    tokens = _tokens(pattern)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        char, escaped = tokens[i]
+        if not escaped and char == "*":
+            double = _is(tokens, i + 1, "*")
+            if double and _is(tokens, i + 2, "/") and (i == 0 or _is(tokens, i - 1, "/")):
+                out.append("(?:.*/)?")
+                i += 3
+                continue
+            out.append(".*")
+            i += 2 if double else 1
+            continue
+        out.append("." if not escaped and char == "?" else re.escape(char))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _reference_path(pattern: str) -> re.Pattern[str]:
+    """The plain backtracking translation of path globs used before."""
+    tokens = _tokens(pattern)
+    suffix = ""
+    if tokens and tokens[-1] == ("/", False) and len(tokens) > 1:
+        tokens, suffix = tokens[:-1], "(?:/.*)?"
+    elif len(tokens) > 3 and tokens[-3:] == [("/", False), ("*", False), ("*", False)]:
+        tokens, suffix = tokens[:-3], "(?:/.*)?"
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        char, escaped = tokens[i]
+        if not escaped and char == "*":
+            double = _is(tokens, i + 1, "*")
+            at_start = i == 0 or _is(tokens, i - 1, "/")
+            if double and at_start and _is(tokens, i + 2, "/"):
+                out.append("(?:[^/]+/)*")
+                i += 3
+                continue
+            if double and at_start and i + 2 == len(tokens):
+                out.append(".*")
+                i += 2
+                continue
+            out.append("[^/]*")
+            i += 2 if double else 1
+            continue
+        out.append("[^/]" if not escaped and char == "?" else re.escape(char))
+        i += 1
+    return re.compile("".join(out) + suffix, re.DOTALL)
+
+
+glob_patterns = st.lists(
+    st.sampled_from(["*", "**", "?", "a", "b", "/", "**/", "\\*", "."]), max_size=8
+).map("".join)
+segment = st.text(alphabet="ab*.", min_size=1, max_size=3)
+# Paths as policies see them, normalized: no empty segment inside (a leading "/" is absolute).
+norm_paths = st.builds(
+    lambda absolute, parts: ("/" if absolute else "") + "/".join(parts),
+    st.booleans(),
+    st.lists(segment, min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(pattern=glob_patterns, path=norm_paths)
+def test_path_glob_agrees_with_the_backtracking_reference(pattern: str, path: str) -> None:
+    """On small inputs, the linear path-glob matcher says exactly what the old backtracking
+    translation said."""
+    expected = _reference_path(pattern).fullmatch(path) is not None
+    assert (path_glob(pattern).fullmatch(path) is not None) is expected
+
+
+@settings(max_examples=3000, deadline=None)
+@given(pattern=glob_patterns, text=st.text(alphabet="ab/*.", max_size=10))
+def test_text_glob_agrees_with_the_backtracking_reference(pattern: str, text: str) -> None:
+    """On small inputs, the linear text-glob matcher says exactly what the old backtracking
+    translation said, slashes and all."""
+    expected = _reference_text(pattern).fullmatch(text) is not None
+    assert (text_glob(pattern).fullmatch(text) is not None) is expected
+
+
+def test_policy_glob_over_the_cap_is_refused() -> None:
+    """A glob longer than the documented cap is refused when the policy is built."""
+    with pytest.raises(ValueError, match=str(MAX_PATTERN_CHARS)):
+        path_glob("a" * (MAX_PATTERN_CHARS + 1))
+    with pytest.raises(ValueError, match=str(MAX_PATTERN_CHARS)):
+        text_glob("*" * (MAX_PATTERN_CHARS + 1))

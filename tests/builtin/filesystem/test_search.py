@@ -116,11 +116,15 @@ async def test_dash_pattern_is_a_pattern(root: Path) -> None:
     assert [(m.path, m.text) for m in result.matches] == [("dash.txt", "--pre=sh foo")]
 
 
-async def test_lookaround_runs_in_python(root: Path) -> None:
-    """A pattern ripgrep cannot compile is run by the Python engine."""
+async def test_lookaround_runs_in_ripgreps_pcre2(root: Path) -> None:
+    """Look-around and back-references run in ripgrep's own process (PCRE2), never in Python
+    inside the server."""
     result = await call(filesystem(root), "fs.search", pattern="foo(?= after)")
-    assert result.engine == "python"
+    assert result.engine == "ripgrep"
     assert [(m.path, m.line) for m in result.matches] == [("bin.dat", 2)]
+    backref = await call(filesystem(root), "fs.search", pattern=r"(o)\1")
+    assert backref.engine == "ripgrep"
+    assert ("a.txt", 3) in [(m.path, m.line) for m in backref.matches]
 
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])

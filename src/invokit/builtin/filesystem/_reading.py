@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from datetime import UTC, datetime
 
 from invokit.builtin.filesystem._globbing import compile_glob
@@ -23,9 +24,11 @@ from invokit.builtin.filesystem._results import (
 from invokit.builtin.filesystem._walk import walk
 from invokit.exceptions import RetryWithFeedback, ToolFailed
 
-__all__ = ["glob_paths", "list_directory", "read_file", "stat_entry"]
+__all__ = ["RESULT_OVERHEAD_CHARS", "glob_paths", "list_directory", "read_file", "stat_entry"]
 
 _SKIP_CHUNK = 1 << 20
+RESULT_OVERHEAD_CHARS = 300
+"""Room kept for the result's other fields (numbers, flags, keys) beside the path and content."""
 
 
 def read_file(
@@ -35,9 +38,15 @@ def read_file(
     offset: int = 1,
     limit: int | None = None,
     max_bytes: int,
+    max_chars: int | None = None,
     binary: bool = False,
 ) -> FileContent:
     """Read lines ``offset`` … ``offset + limit - 1`` of a text file, at most ``max_bytes`` of them.
+
+    With ``max_chars``, the result as JSON (what the executor's output limit measures: quotes,
+    backslashes and line breaks escaped) fits in that many characters: fewer whole lines are
+    returned, with ``truncated`` and ``next_offset`` saying where to continue, so the output
+    limit never cuts a page the result calls complete.
 
     Raises:
         RetryWithFeedback: the file holds NUL bytes and ``binary`` was not asked for, or the
@@ -45,6 +54,11 @@ def read_file(
     """
     parts = split_relative(path)
     shown = display(parts)
+    budget = None
+    if max_chars is not None:
+        budget = max(1, max_chars - RESULT_OVERHEAD_CHARS - _json_size(shown))
+        if binary:  # base64 takes 4 characters for every 3 bytes
+            max_bytes = max(1, min(max_bytes, budget // 4 * 3))
     fd, status = jail.open_file(parts)
     with os_errors(shown), open(fd, "rb") as handle:
         if binary:
@@ -86,8 +100,12 @@ def read_file(
         data, more_in_data = _first_lines(data, limit)
         if more_in_data:
             truncated, at_end = False, False
-    count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     text = data.decode("utf-8", "replace")
+    if budget is not None and len(text) + 2 > budget // 6 and _json_size(text) > budget:
+        text = _fit(text, budget)
+        data = text.encode("utf-8")  # only its line count is used below
+        truncated, at_end = True, False
+    count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     end_line = offset + count - 1
     finished = at_end and not truncated
     return FileContent(
@@ -100,6 +118,37 @@ def read_file(
         next_offset=None if finished else end_line + 1,
         size=status.st_size,
     )
+
+
+def _json_size(text: str) -> int:
+    """Characters ``text`` takes in the JSON the model reads (quotes and escapes included)."""
+    return len(json.dumps(text, ensure_ascii=False))
+
+
+def _fit(text: str, budget: int) -> str:
+    """The whole lines at the start of ``text`` that fit in ``budget`` JSON characters; the
+    start of the first line when not even that one fits."""
+    kept = 2  # the quotes
+    end = 0
+    while end < len(text):
+        stop = text.find("\n", end)
+        stop = len(text) if stop < 0 else stop + 1
+        size = _json_size(text[end:stop]) - 2
+        if kept + size > budget:
+            break
+        kept += size
+        end = stop
+    if end:
+        return text[:end]
+    line = text[: text.find("\n") + 1 or len(text)]
+    low, high = 0, min(len(line), budget)
+    while low < high:  # the longest prefix of the first line that fits
+        middle = (low + high + 1) // 2
+        if _json_size(line[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return line[: max(low, 1)].removesuffix("\n")
 
 
 def _skip_lines(handle: io.BufferedReader, count: int) -> tuple[bytes, int]:

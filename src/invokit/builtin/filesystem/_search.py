@@ -9,44 +9,68 @@ Both engines give the same results for the same tree:
   binary content and is never reported;
 * results are sorted by path and line number and cut at ``max_results``.
 
+No pattern from the model ever runs on a backtracking engine inside the server process (one
+match of ``(a|a)*b`` holds the interpreter lock for minutes: no timeout fires, no other task
+runs). Patterns longer than :data:`MAX_PATTERN_CHARS` are refused before anything compiles them.
+ripgrep runs in its own process, with its linear-time engine, or PCRE2 (``--engine auto``) for
+look-around and back-references; patterns neither can compile go to the Python engine, which
+also runs in its own process (:mod:`._search_worker`): the server walks the tree through the jail
+and streams each file to it, a chunk at a time, so no file is ever held whole in memory. Both
+processes are killed when the call is cancelled or times out.
+
 ripgrep is run safely: the pattern goes after ``--regexp`` so it cannot be read as a flag, no
-configuration file is read, links are not followed, it runs in the root, and every result that
-is kept is checked again through the jail (the file opened without links, the line compared),
-so a file swapped for a link while ripgrep ran cannot leak. Patterns ripgrep cannot compile
-(look-around, back-references) run in the Python engine.
+configuration file is read, links are not followed, it runs in the root, a single file is given
+to it on stdin (opened through the jail), and every result that is kept is checked again through
+the jail (the file opened without links, the line compared), so a file swapped for a link while
+ripgrep ran cannot leak.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import heapq
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import IO, Literal
 
+from invokit.builtin.filesystem import _search_worker
 from invokit.builtin.filesystem._cancel import StopSignal
-from invokit.builtin.filesystem._globbing import compile_glob, translate_component
+from invokit.builtin.filesystem._globbing import compile_component, compile_glob
 from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._results import SearchMatch, SearchResult
 from invokit.builtin.filesystem._walk import walk
 from invokit.exceptions import RetryWithFeedback, ToolError
 
-__all__ = ["MAX_LINE_CHARS", "SKIPPED_DIRS", "Engine", "SearchQuery", "search"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_PATTERN_CHARS",
+    "SKIPPED_DIRS",
+    "Engine",
+    "SearchQuery",
+    "search",
+]
 
 Engine = Literal["auto", "ripgrep", "python"]
 SKIPPED_DIRS = (".git", ".hg", ".svn")
 MAX_LINE_CHARS = 500
 """Longest line text returned; longer lines end with an ellipsis."""
+MAX_PATTERN_CHARS = 4096
+"""Longest regular expression ``fs.search`` accepts; longer ones are refused before compiling."""
 
 _SAFE_RG_GLOB = re.compile(r"[A-Za-z0-9_.*?{},\[\]-]+")
-_NO_PREFILTER = ("\\A", "\\Z", "(?=", "(?!", "(?<=", "(?<!")
+_CHUNK = 1 << 20
+_FRAME = struct.Struct(">I")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,6 +87,14 @@ class SearchQuery:
     include_on_name: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        if len(self.pattern) > MAX_PATTERN_CHARS:
+            raise RetryWithFeedback(
+                f"The pattern has {len(self.pattern)} characters; fs.search accepts at most "
+                f"{MAX_PATTERN_CHARS}. Search for a shorter, more specific pattern.",
+                data={"max_chars": MAX_PATTERN_CHARS},
+            )
+        # Compiling only checks the syntax (and costs little at this size); matching never
+        # happens in this process.
         flags = re.IGNORECASE if self.ignore_case else 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "possible nested set" and friends
@@ -79,7 +111,7 @@ class SearchQuery:
         if self.include:
             on_name = "/" not in self.include
             if on_name:
-                include_regex = re.compile(translate_component(self.include), re.DOTALL)
+                include_regex = compile_component(self.include)
             else:
                 include_regex = compile_glob(self.include).regex
         object.__setattr__(self, "include_regex", include_regex)
@@ -99,10 +131,8 @@ def search(jail: Jail, query: SearchQuery, *, engine: Engine, stop: StopSignal) 
     rg = shutil.which("rg") if engine != "python" else None
     if engine == "ripgrep" and rg is None:
         raise ToolError("ripgrep (rg) is not installed", kind="unavailable")
-    # A single file is searched in Python: ripgrep treats files named on its command line
-    # differently (it follows them if they are links).
-    if rg is not None and _is_dir(status.st_mode):
-        found = _ripgrep(jail, query, rg, stop)
+    if rg is not None:
+        found = _ripgrep(jail, query, rg, stop, single=not _is_dir(status.st_mode))
         if found is not None:
             return found
     return _python(jail, query, stop)
@@ -171,48 +201,73 @@ def _result(query: SearchQuery, best: _Best, engine: Literal["ripgrep", "python"
 
 
 def _python(jail: Jail, query: SearchQuery, stop: StopSignal) -> SearchResult:
-    best = _Best(query.max_results)
-    prefilter = _prefilter(query)
-    for path, data in _files(jail, query, stop):
-        text = data.decode("utf-8", "surrogateescape")
-        if prefilter is not None and prefilter.search(text) is None:
-            continue
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()  # the empty string after the last line break is not a line
-        search_line = query.regex.search
-        for number, line in enumerate(lines, 1):
-            if search_line(line) is None:
-                continue
-            shown = _valid_text(line)
-            if shown is not None:
-                best.offer(SearchMatch(path=path, line=number, text=shown))
-    return _result(query, best, "python")
+    """Stream every searchable file to a matching process (:mod:`._search_worker`)."""
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-S", _search_worker.__file__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={},
+        cwd="/",
+    )
+    stop.on_set(process.kill)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        header = {
+            "pattern": query.pattern,
+            "ignore_case": query.ignore_case,
+            "max_results": query.max_results,
+        }
+        process.stdin.write((json.dumps(header) + "\n").encode())
+        for path, fd in _files(jail, query, stop):
+            with open(fd, "rb") as handle:
+                _stream(process.stdin, path, handle)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass  # the matcher stopped early: a bad pattern, or it was killed
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+        output = process.stdout.read()
+        process.stdout.close()
+        process.wait()
+    if stop.is_set():
+        return _result(query, _Best(query.max_results), "python")
+    try:
+        answer = json.loads(output)
+    except ValueError:
+        raise ToolError("the search process failed", kind="search_failed") from None
+    if "error" in answer:
+        raise RetryWithFeedback(
+            f"Invalid regular expression {query.pattern!r}: {answer['error']}",
+            data={"pattern": query.pattern},
+        )
+    matches = tuple(SearchMatch(path=p, line=n, text=t) for p, n, t in answer["matches"])
+    return SearchResult(
+        pattern=query.pattern,
+        matches=matches,
+        truncated=answer["total"] > query.max_results,
+        engine="python",
+    )
 
 
-def _valid_text(line: str) -> str | None:
-    if not line.isascii():
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:
-            return None  # invalid UTF-8 in the file: binary content
-    return render_line(line)
+def _stream(pipe: IO[bytes], path: str, handle: IO[bytes]) -> None:
+    """One file as frames: its path, its content a chunk at a time, an empty frame."""
+    name = path.encode("utf-8", "surrogateescape")
+    pipe.write(_FRAME.pack(len(name)) + name)
+    while chunk := handle.read(_CHUNK):
+        pipe.write(_FRAME.pack(len(chunk)) + chunk)
+    pipe.write(_FRAME.pack(0))
 
 
-def _prefilter(query: SearchQuery) -> re.Pattern[str] | None:
-    """A whole-file test that can only say "no match" when no line matches (or ``None``)."""
-    if any(token in query.pattern for token in _NO_PREFILTER):
-        return None
-    return re.compile(query.regex.pattern, query.regex.flags | re.MULTILINE)
-
-
-def _files(jail: Jail, query: SearchQuery, stop: StopSignal) -> Iterator[tuple[str, bytes]]:
-    """The content of every searchable file below the query's base, in walk order."""
+def _files(jail: Jail, query: SearchQuery, stop: StopSignal) -> Iterator[tuple[str, int]]:
+    """Every searchable file below the query's base, opened (a descriptor the caller owns),
+    in walk order."""
     status = jail.lstat(query.base)
     if not _is_dir(status.st_mode):
         fd, _ = jail.open_file(query.base)
-        with open(fd, "rb") as handle:
-            yield display(query.base), handle.read()
+        yield display(query.base), fd
         return
     for entry in walk(jail, query.base, skip=SKIPPED_DIRS):
         if stop.is_set():
@@ -223,15 +278,20 @@ def _files(jail: Jail, query: SearchQuery, stop: StopSignal) -> Iterator[tuple[s
             fd, _ = jail.open_file_at(entry.dir_fd, entry.entry.name, entry.path)
         except ToolError:
             continue  # hard links and files swapped for links are not read
-        with open(fd, "rb") as handle:
-            yield entry.path, handle.read()
+        yield entry.path, fd
 
 
 # -- the ripgrep engine -------------------------------------------------------------------
 
 
-def _ripgrep(jail: Jail, query: SearchQuery, rg: str, stop: StopSignal) -> SearchResult | None:
-    """Search with ripgrep; ``None`` when ripgrep cannot compile the pattern."""
+def _ripgrep(
+    jail: Jail, query: SearchQuery, rg: str, stop: StopSignal, *, single: bool
+) -> SearchResult | None:
+    """Search with ripgrep; ``None`` when ripgrep cannot compile the pattern.
+
+    A single file is opened through the jail and given on stdin: ripgrep would follow a link
+    named on its command line.
+    """
     argv = [
         rg,
         "--json",
@@ -243,26 +303,37 @@ def _ripgrep(jail: Jail, query: SearchQuery, rg: str, stop: StopSignal) -> Searc
         "--no-messages",
         "--ignore-case" if query.ignore_case else "--case-sensitive",
     ]
+    if _has_pcre2(rg):
+        argv += ["--engine", "auto"]  # PCRE2, in ripgrep's process, for what Rust's cannot
     for name in SKIPPED_DIRS:
         argv += ["--glob", f"!{name}"]
     if query.include and query.include_on_name and _SAFE_RG_GLOB.fullmatch(query.include):
         argv += ["--glob", query.include]  # narrows the walk; the same test is applied below
     argv += ["--regexp", query.pattern, "--"]
-    if query.base:
+    stdin: int = subprocess.DEVNULL
+    if single:
+        stdin, _ = jail.open_file(query.base)
+        argv.append("-")
+    elif query.base:
         argv.append(display(query.base))
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP")}
     root_fd = jail.root_fd()
     proc_dir = f"/proc/{os.getpid()}/fd/{root_fd}"
     cwd = proc_dir if os.path.isdir(proc_dir) else jail.resolved_root
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    finally:
+        if single:
+            os.close(stdin)
     stop.on_set(process.kill)
+    shown_path = display(query.base)
     best = _Best(query.max_results)
     try:
         assert process.stdout is not None
@@ -271,9 +342,9 @@ def _ripgrep(jail: Jail, query: SearchQuery, rg: str, stop: StopSignal) -> Searc
             if not raw.startswith(b'{"type":"match"'):
                 continue
             data = json.loads(raw)["data"]
-            path = _rg_text(data["path"])
+            path = shown_path if single else _rg_text(data["path"])
             text = data["lines"].get("text")  # "bytes" means invalid UTF-8: binary
-            if path is None or text is None or not query.includes(path):
+            if path is None or text is None or (not single and not query.includes(path)):
                 continue
             shown = render_line(text)
             if shown is not None:
@@ -289,6 +360,18 @@ def _ripgrep(jail: Jail, query: SearchQuery, rg: str, stop: StopSignal) -> Searc
     if code == 2 and best.total == 0 and b"regex" in errors.lower():
         return None
     return _verified(jail, query, best)
+
+
+@functools.cache
+def _has_pcre2(rg: str) -> bool:
+    """Whether this ripgrep was built with PCRE2 (asked once per executable)."""
+    try:
+        done = subprocess.run(
+            [rg, "--pcre2-version"], capture_output=True, timeout=10, check=False, env={}
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def _rg_text(value: dict[str, str]) -> str | None:

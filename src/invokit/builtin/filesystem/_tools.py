@@ -64,6 +64,8 @@ Depth = Annotated[int, Field(ge=1, le=64)]
 ResultCap = Annotated[int, Field(ge=1, le=1000)]
 
 _READ_TAGS = ("fs", "read")
+DEFAULT_OUTPUT_LIMIT = OutputLimit(max_chars=100_000, mode="head_tail")
+"""The executor's default output limit (``Limits.output``), assumed when none is given."""
 _WRITE_TAGS = ("fs", "write")
 
 
@@ -91,6 +93,9 @@ def filesystem(
         writable: include the tools that change files.
         namespace: prefix of the tool names.
         max_read_bytes: most bytes ``read`` returns in one call; it says where to continue.
+            A page is also kept within the output limit (``output_limit``, or the executor's
+            default of 100,000 characters) as the model will see it, JSON escapes included:
+            pass ``output_limit`` when the executor's is smaller.
         max_entries: most entries ``list`` and ``glob`` return.
         allow_hard_links: read and replace files that have several hard links (off: such a
             file may be the same as one outside the root).
@@ -109,6 +114,9 @@ def filesystem(
     checks = Preflight(jail, ProtectedPaths(root, protected))
     factory = _Factory(namespace=namespace, output_limit=output_limit)
     reader = factory.reader
+    # A page of fs.read fits the output limit it will be measured against, so the limit never
+    # cuts a result that says it is complete.
+    read_chars = (output_limit or DEFAULT_OUTPUT_LIMIT).max_chars
 
     @reader("read", permissions=checks.reads("content"))
     async def read(
@@ -133,6 +141,7 @@ def filesystem(
             offset=offset,
             limit=limit,
             max_bytes=max_read_bytes,
+            max_chars=read_chars,
             binary=binary,
         )
         return await _abandonable(call)
@@ -198,7 +207,9 @@ def filesystem(
             ignore_case: match regardless of case.
             max_results: the most matching lines to return.
         """
-        query = SearchQuery(
+        # The query is checked and compiled in the worker thread too, never on the event loop.
+        query = functools.partial(
+            SearchQuery,
             pattern=pattern,
             base=split_relative(path),
             include=include,
@@ -462,6 +473,6 @@ async def _abandonable(call: Callable[[], T]) -> T:
 
 
 def _search_with_stop(
-    jail: Jail, query: SearchQuery, engine: Engine, stop: StopSignal
+    jail: Jail, query: Callable[[], SearchQuery], engine: Engine, stop: StopSignal
 ) -> SearchResult:
-    return search(jail, query, engine=engine, stop=stop)
+    return search(jail, query(), engine=engine, stop=stop)

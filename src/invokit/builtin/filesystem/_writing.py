@@ -27,6 +27,8 @@ from invokit.builtin.filesystem._results import (
 from invokit.exceptions import RetryWithFeedback, ToolFailed
 
 __all__ = [
+    "MAX_DIFF_CHARS",
+    "MAX_DIFF_LINES",
     "MAX_EDIT_BYTES",
     "delete_entry",
     "edit_file",
@@ -36,7 +38,13 @@ __all__ = [
 ]
 
 MAX_EDIT_BYTES = 32 << 20
-"""Largest file ``edit`` rewrites."""
+"""Largest file ``edit`` rewrites, before and after the change."""
+MAX_DIFF_LINES = 1000
+"""Changed lines (old and new together) above which the diff is not searched for the smallest
+change: the changed region is shown as removed, then added (a line-matching diff is quadratic)."""
+MAX_DIFF_CHARS = 200_000
+"""Longest diff returned; a longer one is cut at a line and says how much was left out."""
+_CONTEXT = 3
 
 
 def write_file(
@@ -107,6 +115,9 @@ def edit_file(
                 "make it unique, or pass replace_all=true",
                 data={"path": shown, "occurrences": count},
             )
+        grows = (count if replace_all else 1) * (len(new) - len(old))
+        if len(text) + grows > MAX_EDIT_BYTES:
+            raise _too_large_result(shown)
         changed = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         current = _lstat_or_none(dir_fd, name)
         if current is None or _version(current) != _version(before):
@@ -116,6 +127,8 @@ def edit_file(
                 data={"path": shown},
             )
         payload = changed.encode("utf-8", "surrogateescape")
+        if len(payload) > MAX_EDIT_BYTES:
+            raise _too_large_result(shown)
         with os_errors(shown):
             write_atomic(dir_fd, name, payload, mode=stat.S_IMODE(before.st_mode), stop=stop)
     return EditResult(
@@ -127,15 +140,107 @@ def _version(status: os.stat_result) -> tuple[int, int, int, int]:
     return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
-def _diff(shown: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=f"a/{shown}",
-        tofile=f"b/{shown}",
+def _too_large_result(shown: str) -> ToolFailed:
+    return ToolFailed(
+        f"The edit would make {shown!r} larger than {MAX_EDIT_BYTES} bytes; nothing was "
+        "written. Replace fewer occurrences or use shorter text.",
+        kind="too_large",
+        data={"path": shown, "max_bytes": MAX_EDIT_BYTES},
     )
-    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _diff(shown: str, before: str, after: str) -> str:
+    """The unified diff of ``before`` to ``after``, in time linear in their size.
+
+    The lines both share at the start and at the end are skipped first; what is left is
+    compared line by line (``difflib``) only when it is small, and otherwise shown whole as
+    removed then added. The text is cut at :data:`MAX_DIFF_CHARS`.
+    """
+    a = before.splitlines(keepends=True)
+    b = after.splitlines(keepends=True)
+    shortest = min(len(a), len(b))
+    lo = 0
+    while lo < shortest and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < shortest - lo and a[len(a) - 1 - hi] == b[len(b) - 1 - hi]:
+        hi += 1
+    start = max(0, lo - _CONTEXT)
+    a_seg = a[start : len(a) - hi + min(hi, _CONTEXT)]
+    b_seg = b[start : len(b) - hi + min(hi, _CONTEXT)]
+    middle = (len(a) - lo - hi) + (len(b) - lo - hi)
+    groups: list[list[tuple[str, int, int, int, int]]]
+    if middle == 0:
+        groups = []
+    elif middle <= MAX_DIFF_LINES:
+        matcher = difflib.SequenceMatcher(None, a_seg, b_seg, autojunk=False)
+        groups = list(matcher.get_grouped_opcodes(_CONTEXT))
+    else:
+        head, a_end, b_end = lo - start, len(a) - hi - start, len(b) - hi - start
+        group = [("equal", 0, head, 0, head)] if head else []
+        group.append(("replace", head, a_end, head, b_end))
+        if a_end < len(a_seg):
+            group.append(("equal", a_end, len(a_seg), b_end, len(b_seg)))
+        groups = [group]
+    out = _Capped(MAX_DIFF_CHARS)
+    if groups:
+        out.add(f"--- a/{shown}\n")
+        out.add(f"+++ b/{shown}\n")
+    for group in groups:
+        first, last = group[0], group[-1]
+        old_range = _range(first[1] + start, last[2] - first[1])
+        new_range = _range(first[3] + start, last[4] - first[3])
+        out.add(f"@@ -{old_range} +{new_range} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.lines(" ", a_seg[i1:i2])
+                continue
+            out.lines("-", a_seg[i1:i2])
+            out.lines("+", b_seg[j1:j2])
+    text = out.text()
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _range(start: int, length: int) -> str:
+    """A hunk range as ``unified_diff`` writes it."""
+    beginning = start + 1
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+class _Capped:
+    """Collects diff lines up to a number of characters, then counts what it leaves out."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.parts: list[str] = []
+        self.left_out = 0
+
+    def add(self, line: str) -> None:
+        if self.left_out or self.size + len(line) > self.limit:
+            self.left_out += 1
+            return
+        self.parts.append(line)
+        self.size += len(line)
+
+    def lines(self, prefix: str, lines: list[str]) -> None:
+        for line in lines:
+            if self.left_out:
+                self.left_out += 1  # counting only: nothing more is kept
+                continue
+            self.add(prefix + (line if line.endswith("\n") else line + "\n"))
+
+    def text(self) -> str:
+        if self.left_out:
+            self.parts.append(
+                f"[diff cut: {self.left_out} more lines not shown; the edit was made, "
+                "read the file to see it]\n"
+            )
+        return "".join(self.parts)
 
 
 def _encode(text: str, what: str) -> bytes:

@@ -1,0 +1,370 @@
+"""Bounded cost for any input: patterns, globs, edits and reads that used to freeze the server
+or lie about what they returned (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import pytest
+
+from invokit import ToolCall
+from invokit._spec import OutputLimit
+from invokit.builtin.filesystem import filesystem
+from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS
+from invokit.builtin.filesystem._writing import MAX_DIFF_CHARS, MAX_DIFF_LINES, MAX_EDIT_BYTES
+from invokit.execution import Completed, Executor, Failed, Limits
+from invokit.permissions import Policy
+from invokit.permissions._glob import path_glob, text_glob
+from invokit.registry import ToolRegistry
+from tests.builtin.filesystem._ticking import while_ticking
+from tests.builtin.filesystem._trees import call
+
+pytestmark = pytest.mark.anyio
+
+# The largest pause the event loop may show while the work runs elsewhere. The measured
+# defects held it for the whole call (seconds to minutes); a loaded machine still switches
+# threads every 5 ms.
+BLOCKED = 0.5
+
+
+async def execute(registry: ToolRegistry, name: str, *, seconds: float = 60.0, **args: Any) -> Any:
+    executor = Executor(registry, limits=Limits(timeout=seconds), policy=Policy(allow=["fs.*"]))
+    outcome = await executor.execute(ToolCall(id="c1", name=name, arguments=args))
+    assert isinstance(outcome, Completed | Failed)
+    return outcome.result
+
+
+def _workers() -> list[int]:
+    """Live search worker processes started by this process."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        parent = re.search(r"^PPid:\s+(\d+)", status, re.MULTILINE)
+        state = re.search(r"^State:\s+(\w)", status, re.MULTILINE)
+        mine = parent is not None and int(parent.group(1)) == os.getpid()
+        alive = state is not None and state.group(1) != "Z"
+        if b"_search_worker" in cmdline and mine and alive:
+            found.append(int(entry))
+    return found
+
+
+# -- fs.search ------------------------------------------------------------------------------
+
+
+async def test_catastrophic_pattern_in_the_python_engine_is_killed_at_the_timeout(
+    tmp_path: Path,
+) -> None:
+    """A pattern that backtracks for hours runs outside the server: the loop keeps ticking,
+    the call ends at its timeout as a timeout result, and the matching process is gone."""
+    (tmp_path / "x.txt").write_text("x" * 40 + "\n")
+    fs = filesystem(tmp_path, search_engine="python")
+    ticked = await while_ticking(lambda: execute(fs, "fs.search", seconds=1.5, pattern="(x+x+)+y"))
+    assert ticked.value.is_error
+    assert ticked.value.error.kind == "timeout"
+    assert ticked.largest_gap < BLOCKED
+    assert _workers() == []
+
+
+@pytest.mark.parametrize("pattern", ["(x+x+)+y", r"(x+x+)+\1y", r"(?=(x+x+)+y)x"])
+async def test_catastrophic_pattern_with_ripgrep_comes_back(tmp_path: Path, pattern: str) -> None:
+    """With ripgrep (its linear engine, or PCRE2 for look-around and back-references, both in
+    its own process) the same patterns end in a result and the loop keeps ticking."""
+    (tmp_path / "x.txt").write_text("x" * 40 + "\n")
+    fs = filesystem(tmp_path)
+    ticked = await while_ticking(lambda: execute(fs, "fs.search", seconds=5, pattern=pattern))
+    result = ticked.value
+    assert not result.is_error or result.error.kind == "timeout"
+    if not result.is_error:
+        assert result.structured["engine"] == "ripgrep"
+        assert result.structured["matches"] == []
+    assert ticked.largest_gap < BLOCKED
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize("size", [MAX_PATTERN_CHARS + 1, 4 << 20])
+async def test_pattern_over_the_cap_is_refused_before_compiling(
+    tmp_path: Path, engine: Any, size: int
+) -> None:
+    """A pattern over the documented cap is a retry result naming the cap; nothing compiles
+    it, in this process or another."""
+    fs = filesystem(tmp_path, search_engine=engine)
+    ticked = await while_ticking(
+        lambda: execute(fs, "fs.search", pattern="(a|b)" * (size // 5 + 1))
+    )
+    result = ticked.value
+    assert result.is_error
+    assert result.error.kind == "retry"
+    assert str(MAX_PATTERN_CHARS) in result.text
+    assert _workers() == []
+
+
+async def test_pattern_at_the_cap_is_searched(tmp_path: Path) -> None:
+    """A pattern exactly at the cap is accepted by both engines."""
+    (tmp_path / "a.txt").write_text("needle\n")
+    pattern = "needle" + "|z" * ((MAX_PATTERN_CHARS - 6) // 2)
+    assert len(pattern) <= MAX_PATTERN_CHARS
+    for engine in ("ripgrep", "python"):
+        found = await call(filesystem(tmp_path, search_engine=engine), "fs.search", pattern=pattern)
+        assert [(m.path, m.line) for m in found.matches] == [("a.txt", 1)]
+
+
+def _write_big(path: Path, size: int, *, many_lines: bool) -> None:
+    with path.open("wb") as handle:
+        handle.write(b"needle here\n" if many_lines else b"needle ")
+        block = (b"x" * 1023 + b"\n") if many_lines else b"x" * 1024
+        for _ in range(size // len(block)):
+            handle.write(block)
+
+
+def _peak_rss_reset() -> None:
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def _peak_rss() -> int:
+    status = Path("/proc/self/status").read_text()
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    assert match is not None
+    return int(match.group(1)) * 1024
+
+
+def _rss() -> int:
+    status = Path("/proc/self/status").read_text()
+    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    assert match is not None
+    return int(match.group(1)) * 1024
+
+
+@pytest.mark.parametrize("shape", ["one-line", "many-lines"])
+async def test_python_engine_streams_files_instead_of_reading_them_whole(
+    tmp_path: Path, shape: str
+) -> None:
+    """Searching a 96 MiB file with the Python engine does not grow the server by anything
+    like the file's size: files are streamed to the matching process a chunk at a time."""
+    size = 96 << 20
+    _write_big(tmp_path / "big.txt", size, many_lines=shape == "many-lines")
+    fs = filesystem(tmp_path, search_engine="python")
+    _peak_rss_reset()
+    before = _rss()
+    found = await call(fs, "fs.search", pattern="needle")
+    grown = _peak_rss() - before
+    assert [(m.path, m.line) for m in found.matches] == [("big.txt", 1)]
+    assert grown < size // 4
+
+
+async def test_python_engine_agrees_with_ripgrep_across_chunk_boundaries(tmp_path: Path) -> None:
+    """Lines that straddle the 1 MiB frames streamed to the matching process are whole lines:
+    both engines report the same matches in a 3 MiB file."""
+    lines = [
+        f"row {index} {'hit' if index % 997 == 0 else 'miss'} {'y' * (index % 50)}\n"
+        for index in range(110_000)
+    ]
+    (tmp_path / "rows.txt").write_text("".join(lines))
+    args = {"pattern": r"^row \d+ hit y*$", "max_results": 1000}
+    rg = await call(filesystem(tmp_path, search_engine="ripgrep"), "fs.search", **args)
+    py = await call(filesystem(tmp_path, search_engine="python"), "fs.search", **args)
+    assert len(rg.matches) == len(range(0, 110_000, 997))
+    assert rg.matches == py.matches
+
+
+async def test_search_of_a_single_file_with_ripgrep_reads_it_through_the_jail(
+    tmp_path: Path,
+) -> None:
+    """A single file is searched by ripgrep too (given on stdin, opened through the jail), so
+    a look-around pattern on one file never runs in the server."""
+    (tmp_path / "a.txt").write_text("foo after\nfoo before\n")
+    found = await call(filesystem(tmp_path), "fs.search", pattern="foo(?= after)", path="a.txt")
+    assert found.engine == "ripgrep"
+    assert [(m.path, m.line) for m in found.matches] == [("a.txt", 1)]
+
+
+# -- fs.glob --------------------------------------------------------------------------------
+
+
+async def test_many_stars_glob_comes_back_without_blocking(tmp_path: Path) -> None:
+    """``*a*a*a*a*a*a*b`` over 61-character names (8 s of backtracking each before) ends in a
+    result while the loop keeps ticking."""
+    for index in range(3):
+        (tmp_path / ("a" * 60 + str(index))).write_text("")
+    fs = filesystem(tmp_path)
+    ticked = await while_ticking(lambda: execute(fs, "fs.glob", pattern="*a*a*a*a*a*a*b"))
+    assert ticked.value.structured["matches"] == []
+    assert ticked.largest_gap < BLOCKED
+
+
+async def test_repeated_double_star_glob_on_a_deep_tree(tmp_path: Path) -> None:
+    """``**/**/**/**/**/z`` against an 80-level tree finds the file at the bottom and never
+    blocks the loop."""
+    deep = tmp_path.joinpath(*(["d"] * 80))
+    deep.mkdir(parents=True)
+    (deep / "z").write_text("")
+    (deep / "y").write_text("")
+    fs = filesystem(tmp_path)
+    ticked = await while_ticking(lambda: execute(fs, "fs.glob", pattern="**/**/**/**/**/z"))
+    assert [m["path"] for m in ticked.value.structured["matches"]] == ["/".join(["d"] * 80 + ["z"])]
+    assert ticked.largest_gap < BLOCKED
+
+
+async def test_glob_over_the_cap_or_with_too_many_choices_is_a_retry(tmp_path: Path) -> None:
+    """A glob longer than the cap, or whose ``{a,b}`` choices multiply past the cap, is a retry
+    result that says what to change."""
+    fs = filesystem(tmp_path)
+    long = await execute(fs, "fs.glob", pattern="a" * 2000)
+    assert long.is_error and long.error.kind == "retry"
+    assert "characters" in long.text
+    choices = await execute(fs, "fs.glob", pattern="{a,b}" * 12)
+    assert choices.is_error and choices.error.kind == "retry"
+    assert "alternatives" in choices.text
+
+
+async def test_policy_globs_match_a_hostile_path_without_blocking() -> None:
+    """The policy's path and text globs match a model's long path in linear time: a thread
+    running them leaves the loop ticking."""
+    path = "/".join(["ab"] * 400) + "/y"
+    word = "a" * 20_000
+
+    def match() -> tuple[bool, bool]:
+        dirs = path_glob("**/**/**/**/**/**/**/z").fullmatch(path) is not None
+        stars = text_glob("*a*a*a*a*a*a*a*a*b").fullmatch(word) is not None
+        return dirs, stars
+
+    ticked = await while_ticking(lambda: anyio.to_thread.run_sync(match))
+    assert ticked.value == (False, False)
+    assert ticked.largest_gap < BLOCKED
+
+
+# -- fs.edit --------------------------------------------------------------------------------
+
+
+def apply_unified(before: str, diff: str) -> str:
+    """Apply a unified diff (as fs.edit writes it) to ``before``."""
+    old = before.splitlines(keepends=True)
+    out: list[str] = []
+    position = 0
+    lines = diff.splitlines(keepends=True)[2:]
+    index = 0
+    while index < len(lines):
+        header = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", lines[index])
+        assert header is not None, lines[index]
+        start = int(header.group(1))
+        count = 1 if header.group(2) is None else int(header.group(2))
+        first = start - 1 if count else start
+        out.extend(old[position:first])
+        position = first
+        index += 1
+        while index < len(lines) and not lines[index].startswith("@@"):
+            tag, text = lines[index][0], lines[index][1:]
+            if tag in " -":
+                assert old[position].rstrip("\n") == text.rstrip("\n")
+                position += 1
+            if tag in " +":
+                out.append(text)
+            index += 1
+    out.extend(old[position:])
+    return "".join(out)
+
+
+@pytest.mark.parametrize("changed", [1, 40, MAX_DIFF_LINES // 2 - 1, MAX_DIFF_LINES])
+async def test_edit_diff_is_a_true_diff_of_the_change(tmp_path: Path, changed: int) -> None:
+    """The diff fs.edit returns turns the old file into the new one, whether it was computed
+    line by line or, past the size bound, shown as the changed block removed and added."""
+    lines = [f"keep {index}\n" for index in range(200)]
+    lines[50 : 50 + changed] = [f"old {index}\n" for index in range(changed)]
+    before = "".join(lines) + "tail"
+    (tmp_path / "f.txt").write_text(before)
+    fs = filesystem(tmp_path)
+    result = await call(
+        fs, "fs.edit", path="f.txt", old_text="old ", new_text="new ", replace_all=True
+    )
+    after = (tmp_path / "f.txt").read_text()
+    assert after == before.replace("old ", "new ")
+    assert result.replacements == changed
+    assert apply_unified(before, result.diff).rstrip("\n") == after.rstrip("\n")
+
+
+async def test_edit_of_ten_thousand_lines_returns_a_bounded_diff(tmp_path: Path) -> None:
+    """Changing 10,000 lines (15 s of diffing before) returns at once, with a diff cut at its
+    cap that says how much it left out, and the loop keeps ticking."""
+    before = "".join(f"line {index}\n" for index in range(10_000))
+    (tmp_path / "f.txt").write_text(before)
+    fs = filesystem(tmp_path)
+    ticked = await while_ticking(
+        lambda: execute(
+            fs, "fs.edit", path="f.txt", old_text="line", new_text="LINE", replace_all=True
+        )
+    )
+    result = ticked.value
+    assert not result.is_error
+    assert result.structured["replacements"] == 10_000
+    assert len(result.structured["diff"]) <= MAX_DIFF_CHARS + 200
+    assert "more lines not shown" in result.structured["diff"]
+    assert (tmp_path / "f.txt").read_text() == before.replace("line", "LINE")
+    assert ticked.largest_gap < BLOCKED
+
+
+async def test_replace_all_past_the_edit_cap_is_refused_before_writing(tmp_path: Path) -> None:
+    """``replace_all`` that would turn a 128 KiB file into 64 MiB is refused as too_large,
+    and the file is left exactly as it was, with no temporary file beside it."""
+    before = "a" * (128 << 10)
+    (tmp_path / "f.txt").write_text(before)
+    result = await execute(
+        filesystem(tmp_path),
+        "fs.edit",
+        path="f.txt",
+        old_text="a",
+        new_text="b" * 512,
+        replace_all=True,
+    )
+    assert result.is_error
+    assert result.error.kind == "too_large"
+    assert str(MAX_EDIT_BYTES) in result.text
+    assert (tmp_path / "f.txt").read_text() == before
+    assert sorted(os.listdir(tmp_path)) == ["f.txt"]
+
+
+# -- fs.read --------------------------------------------------------------------------------
+
+
+def _source(size: int) -> str:
+    line = 'print("a \\"quoted\\" \\\\ path", \'x\')\t# note\n'
+    return (line * (size // len(line) + 1))[:size]
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [None, OutputLimit(max_chars=5_000, mode="fail"), OutputLimit(max_chars=700, mode="clip")],
+)
+async def test_read_pages_fit_the_output_limit_and_page_through(
+    tmp_path: Path, limit: OutputLimit | None
+) -> None:
+    """A 99 KB quote-heavy source file (under max_read_bytes) is read in pages the output
+    limit never cuts: each says truncated with a next_offset until the last, and the pages
+    put together are the file."""
+    text = _source(99_000)
+    (tmp_path / "m.py").write_text(text)
+    fs = filesystem(tmp_path, output_limit=limit)
+    pages: list[str] = []
+    offset = 1
+    for _ in range(1000):
+        result = await execute(fs, "fs.read", path="m.py", offset=offset)
+        assert not result.is_error, result.text
+        assert not result.truncated
+        page = result.structured
+        pages.append(page["content"])
+        if page["next_offset"] is None:
+            assert page["truncated"] is False
+            assert page["total_lines"] == text.count("\n") + 1
+            break
+        assert page["truncated"] is True
+        offset = page["next_offset"]
+    assert "".join(pages) == text
+    assert len(pages) > 1
