@@ -42,8 +42,10 @@ MAX_EDIT_BYTES = 32 << 20
 MAX_DIFF_LINES = 1000
 """Changed lines (old and new together) above which the diff is not searched for the smallest
 change: the changed region is shown as removed, then added (a line-matching diff is quadratic)."""
-MAX_DIFF_CHARS = 200_000
-"""Longest diff returned; a longer one is cut at a line and says how much was left out."""
+MAX_DIFF_CHARS = 40_000
+"""Longest diff returned; a longer one is cut at a line and says how much was left out. Even
+JSON-escaped, it fits the executor's default output limit (100,000 characters), so the model
+reads the edit's whole result, counts included, instead of a cut one."""
 _CONTEXT = 3
 
 
