@@ -245,3 +245,20 @@ async def test_find_approved_ignores_expired(store: ApprovalStore, clock: Clock)
     clock.now += 10
     key = (request.tool, request.spec_fingerprint, request.arguments_hash, request.session_id)
     assert await store.find_approved(*key) is None
+
+
+async def test_find_approved_picks_its_call_among_many_approved(
+    store: ApprovalStore, clock: Clock
+) -> None:
+    """Among hundreds of approved, unused requests for other arguments and sessions, the one
+    bound to this call (also without a session) is found, and only it."""
+    for index in range(300):
+        other = make_request(clock, path=f"src/{index}.py", session=None if index % 2 else "s1")
+        await store.put(other)
+        await store.resolve(other.id, ApprovalDecision.approve())
+    request = make_request(clock, path="src/mine.py", session=None)
+    await store.put(request)
+    await store.resolve(request.id, ApprovalDecision.approve())
+    key = (request.tool, request.spec_fingerprint, request.arguments_hash, None)
+    assert await store.find_approved(*key) == request
+    assert await store.find_approved(*key[:3], "s1") is None

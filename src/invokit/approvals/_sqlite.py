@@ -388,10 +388,14 @@ class SqliteApprovalStore:
         project: str | None = None,
     ) -> ApprovalRequest | None:
         def select(conn: sqlite3.Connection) -> ApprovalRequest | None:
+            # Only rows bound to this very call are read back: an asking call never parses
+            # every approved-but-unused request of the store in Python.
             rows = conn.execute(
                 "SELECT request FROM approvals WHERE status = 'approved' AND tool = ? "
-                "AND expires_at > ? ORDER BY created_at, id",
-                (tool, self._clock()),
+                "AND session_id IS ? AND expires_at > ? "
+                "AND json_extract(request, '$.arguments_hash') = ? "
+                "AND json_extract(request, '$.spec_fingerprint') = ? ORDER BY created_at, id",
+                (tool, session_id, self._clock(), arguments_hash, spec_fingerprint),
             ).fetchall()
             for row in rows:
                 request = ApprovalRequest.from_dict(json.loads(row[0]))
