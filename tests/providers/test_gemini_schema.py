@@ -157,6 +157,18 @@ def test_changes_name_their_effects() -> None:
     ]
 
 
+def test_a_one_of_with_null_branches_says_it_loosened() -> None:
+    """A oneOf whose branches both accept null refused null; sent as nullable it accepts it, so
+    the report says the oneOf loosened (null branches count as branches)."""
+    original = _obj(
+        {"b": {"type": "array", "items": {"oneOf": [{"type": "null"}, {"type": "null"}]}}}
+    )
+    _, changes = lower_gemini("t", original)
+    assert ("/properties/b/items/oneOf", "oneOf", "loosened") in [
+        (c.path, c.keyword, c.effect) for c in changes
+    ]
+
+
 @pytest.mark.parametrize(
     ("schema", "path", "keyword"),
     [

@@ -325,7 +325,9 @@ class _GeminiLowering:
             if lowered.pop("nullable", False):
                 nullable = True
             branches.append(lowered)
-        if keyword == "oneOf" and len(branches) > 1:
+        if keyword == "oneOf" and len(schema[keyword]) > 1:
+            # Null branches count too: a value matching a null branch and another one (two
+            # null branches, or null and an empty schema) was refused and now is not.
             self.note(
                 f"{path}/oneOf",
                 "oneOf",
