@@ -238,7 +238,7 @@ class TerminalApprover:
         from invokit.approvals import ApprovalDecision
 
         diff = change_diff(request, self.root) if self.root is not None else None
-        always = self.always_preview(request)
+        always = self.always_preview(request) or None  # no rule: no "always"
         session = request.session_id is not None
         keys = (
             ["y once"]
