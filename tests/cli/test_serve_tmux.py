@@ -105,6 +105,12 @@ def test_banner_live_log_and_an_approval_at_the_keyboard(pane: tuple[Pane, Path]
                 await anyio.to_thread.run_sync(terminal.wait_for, PROMPT)
                 screen = terminal.text()
                 assert '"content": "approved by a person"' in screen
+                # "always" shows the rule the executor would record, from the tool's spec
+                # "always" shows the rule the executor would record, from the tool's spec,
+                # and the project (the panel may wrap it: compared without blanks)
+                flat = "".join(screen.replace("│", "").split())
+                assert f"alwaysrecordsfs.write(write:typed.txt)inproject{root}" in flat
+                assert "touches   write typed.txt" in screen
                 terminal.keys("y")  # a single key answers: no Enter needed
             return answer[0]
 

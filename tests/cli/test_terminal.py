@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from invokit import Executor, Policy, ToolCall, tool
-from invokit.approvals import ApprovalRequest, SqliteApprovalStore
+from invokit.approvals import ApprovalRequest, SqliteApprovalStore, always_rule_preview
 from invokit.builtin import filesystem
 from invokit.cli._diff import change_diff
 from invokit.cli._keyboard import KeyReader, LineReader
@@ -46,6 +46,14 @@ class PipeReader(LineReader):
         self.file.close()
 
 
+def _asking(tools: object, approver: TerminalApprover, **options: object) -> Executor:
+    """An executor that asks through ``approver``, which finds the tools' definitions in the
+    executor's registry (as ``serve`` and ``call`` wire it)."""
+    executor = Executor(tools, approver=approver, **options)  # type: ignore[arg-type]
+    approver.registry = executor.registry
+    return executor
+
+
 def _console() -> tuple[Console, StringIO]:
     out = StringIO()
     return Console(file=out, width=120, force_terminal=False), out
@@ -55,7 +63,7 @@ async def test_the_loop_keeps_running_while_a_question_waits(tmp_path: Path) -> 
     """While the person has not answered, other work proceeds; the answer then runs the call."""
     reader = PipeReader()
     console, out = _console()
-    executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
+    executor = _asking([touch], TerminalApprover(console, reader=reader))
     marker = tmp_path / "m"
     ticks = 0
     result: list[object] = []
@@ -86,7 +94,7 @@ async def test_concurrent_questions_are_asked_one_at_a_time(tmp_path: Path) -> N
     appears after the first answer, and each answer applies to the call its question names."""
     reader = PipeReader()
     console, out = _console()
-    executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
+    executor = _asking([touch], TerminalApprover(console, reader=reader))
     outcomes: dict[str, object] = {}
 
     async def run(name: str) -> None:
@@ -134,9 +142,9 @@ async def test_the_open_question_is_pinned_under_log_lines(tmp_path: Path) -> No
         """A read that streams past while the question waits."""
         return "seen"
 
-    executor = Executor(
+    executor = _asking(
         [touch, peek],
-        approver=TerminalApprover(console, reader=reader, board=board),
+        TerminalApprover(console, reader=reader, board=board),
         events=[LiveLog(console, board)],
         policy=Policy(allow=["peek"], ask=["touch"]),
     )
@@ -178,11 +186,12 @@ async def test_always_shows_its_scope_and_records_a_standing_rule(tmp_path: Path
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
     (tmp_path / "work").mkdir()
-    executor = Executor(
+    executor = _asking(
         filesystem(tmp_path / "work"),
+        TerminalApprover(console, reader=reader, root=tmp_path / "work"),
         approvals=store,
         policy=Policy(ask=["fs.write"], root=tmp_path / "work"),
-        approver=TerminalApprover(console, reader=reader, root=tmp_path / "work"),
+        project="/projects/work",
     )
     call = ToolCall(id="c1", name="fs.write", arguments={"path": "a.txt", "content": "1"})
     with anyio.fail_after(10):
@@ -191,8 +200,7 @@ async def test_always_shows_its_scope_and_records_a_standing_rule(tmp_path: Path
             while "y/a/n:" not in out.getvalue():  # noqa: ASYNC110 - polls the output
                 await anyio.sleep(0.01)
             shown = " ".join(out.getvalue().split())
-            assert "always this rule in this project" in shown
-            assert "fs.write(write:a.txt)" in shown
+            assert "always records fs.write(write:a.txt) in project /projects/work" in shown
             reader.type("a\n")
     assert (tmp_path / "work" / "a.txt").read_text() == "1"
     again = ToolCall(id="c2", name="fs.write", arguments={"path": "a.txt", "content": "1"})
@@ -212,7 +220,7 @@ async def test_a_cancelled_question_is_withdrawn_and_typeahead_never_answers(
     reader = PipeReader()
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
-    executor = Executor([touch], approvals=store, approver=TerminalApprover(console, reader=reader))
+    executor = _asking([touch], TerminalApprover(console, reader=reader), approvals=store)
     with anyio.move_on_after(0.5):
         await executor.execute(
             ToolCall(id="c1", name="touch", arguments={"path": str(tmp_path / "x")})
@@ -238,6 +246,7 @@ async def test_a_cancelled_question_is_withdrawn_and_typeahead_never_answers(
         await anyio.sleep(0.2)
         assert not outcome, "a line typed before the question answered it"
         assert not (tmp_path / "y").exists()
+        await anyio.sleep(1.0)  # past the grace period after the withdrawal
         reader.type("y\n")
     assert isinstance(outcome[0], Completed)
     assert (tmp_path / "y").read_text() == "ran"
@@ -295,11 +304,14 @@ def test_newlines_from_a_model_cannot_draw_rows_in_the_panel() -> None:
         requests=[FileWrite(path=forged)],
         decision=Decision.ask("because\nid        apr_other"),
     )
+    # No rule can name a path that ends in blanks: "always" is not offered for it.
+    assert always_rule_preview(touch.spec, request) is None
     out = StringIO()
     Console(file=out, width=200, force_terminal=False).print(request_panel(request))
     rows = out.getvalue().splitlines()
-    # the touches row, the "always" rule and the JSON, each escaped on one row
-    assert sum("apr_fake" in row for row in rows) == 3
+    # the touches row and the JSON, each escaped on one row
+    assert sum("apr_fake" in row for row in rows) == 2
+    assert any("always    not offered" in row for row in rows)
     assert not any(row.strip("│ ").startswith("id        apr_fake") for row in rows)
     assert not any(row.strip("│ ").startswith("id        apr_other") for row in rows)
     assert len(rows) < 40
@@ -390,7 +402,7 @@ async def test_single_keys_on_a_real_terminal(tmp_path: Path) -> None:
     before = termios.tcgetattr(side)
     reader = KeyReader(fd=side)
     console, out = _console()
-    executor = Executor([touch], approver=TerminalApprover(console, reader=reader))
+    executor = _asking([touch], TerminalApprover(console, reader=reader))
 
     async def ask(name: str) -> object:
         call = ToolCall(id=name, name="touch", arguments={"path": str(tmp_path / name)})
@@ -426,3 +438,119 @@ async def test_single_keys_on_a_real_terminal(tmp_path: Path) -> None:
     reader.restore()
     assert termios.tcgetattr(side) == before
     os.close(main)
+
+
+@tool(destructive=True)
+def tag(path: str, labels: list[str]) -> str:
+    """Tag a file (a list argument: no standing rule can name the call exactly)."""
+    return "tagged"
+
+
+class Answers(LineReader):
+    """Answers typed in advance, then the end of input."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        super().__init__(lambda: self.answers.pop(0) if self.answers else "")
+
+
+async def test_always_shows_the_rule_it_records_and_only_when_one_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "always" row shows exactly the rule "always" records, and its project. For a call
+    no rule can name exactly (a list argument), "a" is neither offered nor accepted: the
+    call is not approved by it and no rule is recorded."""
+    console, out = _console()
+    store = SqliteApprovalStore(tmp_path / "approvals.sqlite3")
+    approver = TerminalApprover(console, reader=Answers("a\n", "n not that\n", "a\n"))
+    executor = _asking([tag, touch], approver, approvals=store, project="/projects/p")
+    tagged = await executor.execute(
+        ToolCall(id="c1", name="tag", arguments={"path": "x", "labels": ["a"]})
+    )
+    first = out.getvalue()
+    assert "y/n:" in first and "a always" not in first
+    assert "always    not offered" in first
+    assert "Please answer with one of: y once · n deny" in first
+    assert isinstance(tagged, Failed)  # "a" was refused; "n" then denied it
+    monkeypatch.chdir(tmp_path)
+    touched = await executor.execute(ToolCall(id="c2", name="touch", arguments={"path": "m"}))
+    assert isinstance(touched, Completed) and (tmp_path / "m").exists()
+    shown = " ".join(out.getvalue()[len(first) :].split())
+    (recorded,) = await store.always_rules(project="/projects/p")
+    assert recorded.rule == 'touch(path="m")'
+    assert f"always records {recorded.rule} in project /projects/p" in shown
+    assert "y/a/n:" in shown
+    await executor.aclose()
+
+
+async def test_always_is_not_offered_without_the_tools_definition(tmp_path: Path) -> None:
+    """An approver that cannot find the tool's definition (no registry, or a different
+    version of the tool) does not offer "always", and refuses the key."""
+    console, out = _console()
+    executor = Executor(
+        [touch], approver=TerminalApprover(console, reader=Answers("a\n", "always\n"))
+    )
+    outcome = await executor.execute(
+        ToolCall(id="c1", name="touch", arguments={"path": str(tmp_path / "m")})
+    )
+    assert isinstance(outcome, Failed) and "input closed" in outcome.result.text
+    assert "y/n:" in out.getvalue() and "y/a/n:" not in out.getvalue()
+    assert not (tmp_path / "m").exists()
+    other = TerminalApprover(console, registry=Executor([tag]).registry)
+    request = ApprovalRequest.create(
+        call=ToolCall(id="c", name="touch", arguments={"path": "x"}),
+        spec=touch.spec,
+        arguments={"path": "x"},
+    )
+    assert other.always_preview(request) is None  # no tool of that name there
+
+    @tool(name="touch", destructive=True)
+    def touch_v2(path: str, mode: int = 0) -> str:
+        """Another version of touch: a different definition under the same name."""
+        return "touched"
+
+    changed = TerminalApprover(console, registry=Executor([touch_v2]).registry)
+    assert changed.spec_of(request) is None and changed.always_preview(request) is None
+    same = TerminalApprover(console, registry=Executor([touch]).registry)
+    assert same.always_preview(request) == ['touch(path="x")']
+
+
+async def test_a_key_pressed_as_a_question_is_withdrawn_does_not_answer_the_next(
+    tmp_path: Path,
+) -> None:
+    """Question A is on screen, B waits. A's caller goes away and B takes its place; a "y"
+    meant for A, typed 50 ms later, is ignored (the prompt says the question changed), so B
+    does not run. After the grace period, B's own answer applies to B."""
+    reader = PipeReader()
+    console, out = _console()
+    executor = _asking([touch], TerminalApprover(console, reader=reader))
+    outcomes: dict[str, object] = {}
+
+    async def run(name: str, scope: anyio.CancelScope) -> None:
+        with scope:
+            call = ToolCall(id=name, name="touch", arguments={"path": str(tmp_path / name)})
+            outcomes[name] = await executor.execute(call)
+
+    first = anyio.CancelScope()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "a", first)
+            while "y/a/n:" not in out.getvalue():  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            group.start_soon(run, "b", anyio.CancelScope())
+            await anyio.sleep(0.1)  # B queues behind A
+            first.cancel()  # A's client went away just before the person pressed y
+            await anyio.sleep(0.05)
+            reader.type("y\n")
+            await anyio.sleep(0.5)
+            assert "withdrawn: the caller went away" in out.getvalue()
+            assert "question changed: keys ignored" in out.getvalue()
+            assert "b" not in outcomes and not (tmp_path / "b").exists()
+            await anyio.sleep(0.7)  # the grace period is over
+            reader.type("n not this one\n")
+    reader.close()
+    assert "a" not in outcomes and not (tmp_path / "a").exists()
+    denied = outcomes["b"]
+    assert isinstance(denied, Failed) and "not this one" in denied.result.text
+    assert not (tmp_path / "b").exists()
+    await executor.aclose()

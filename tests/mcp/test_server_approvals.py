@@ -3,6 +3,7 @@ that only say what can work: the real server and SDK client over memory streams.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +18,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
 from rich.console import Console
 
-from invokit import Executor, Policy
+from invokit import Executor, Policy, ToolContext, tool
 from invokit.approvals import (
     ApprovalDecision,
     ApprovalRequest,
@@ -94,7 +95,7 @@ async def test_a_write_approved_after_the_client_cancelled_does_not_run(tmp_path
     )
     async with connected(executor) as session, anyio.create_task_group() as group:
         group.start_soon(session.call_tool, "fs.write", {"path": "late.txt", "content": "x"})
-        await _wait_for(lambda: "a/n:" in out.getvalue())
+        await _wait_for(lambda: "/n:" in out.getvalue())
         group.cancel_scope.cancel()  # the client gives up: notifications/cancelled
     await _wait_for(lambda: "withdrawn: the caller went away" in out.getvalue())
     reader.type("y\n")  # the person answers after the caller went away
@@ -180,6 +181,77 @@ async def test_heartbeats_reach_a_client_with_a_progress_token(tmp_path: Path) -
     assert values == sorted(set(values))
     assert quiet == []  # a call nobody has to approve gets no heartbeats
     await executor.aclose()
+
+
+@tool(destructive=True)
+async def migrate(steps: int, ctx: ToolContext) -> str:
+    """A change that needs approval and reports its own progress, ``i of steps``."""
+    for i in range(steps):
+        await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+    await ctx.report_progress(2, steps, "a tool that goes back")
+    return "migrated"
+
+
+async def test_progress_after_heartbeats_only_grows_and_stays_within_its_total() -> None:
+    """Heartbeats while a person decides, then the tool's own ``1 of 4`` .. ``4 of 4``: every
+    value the client receives is above the one before, never above the total sent with it,
+    and the tool's steps keep their order and distance."""
+
+    async def person(request: ApprovalRequest) -> ApprovalDecision:
+        await anyio.sleep(0.7)
+        return ApprovalDecision.approve(by="a slow person")
+
+    executor = Executor([migrate], approver=person)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with connected(executor, heartbeat=0.1) as session:
+        result = await session.call_tool("migrate", {"steps": 4}, progress_callback=on_progress)
+    assert not result.is_error, result
+    beats = [v for v, _, m in seen if "waiting for a person" in (m or "")]
+    steps = [(v, t) for v, t, m in seen if (m or "").startswith("step")]
+    assert len(beats) >= 2 and len(steps) == 4, seen
+    values = [v for v, _, _ in seen]
+    assert all(b > a for a, b in itertools.pairwise(values)), seen
+    assert all(t is None or v <= t for v, t, _ in seen), seen
+    offset = steps[0][0] - 1
+    assert steps == [(i + offset, 4 + offset) for i in range(1, 5)], seen
+    assert not any("goes back" in (m or "") for _, _, m in seen)
+    await executor.aclose()
+
+
+async def test_heartbeats_after_a_finished_total_keep_it_a_bound() -> None:
+    """A heartbeat after the tool reached its total raises the value and the total together:
+    ``10 of 10`` then ``11 of 11``, never ``11`` above a total of ``10``."""
+    from invokit.mcp._server import _ProgressReporter
+    from invokit.tools import Progress
+
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    class Session:
+        async def report_progress(
+            self, progress: float, total: float | None, message: str | None
+        ) -> None:
+            sent.append((progress, total, message))
+
+    class Ctx:
+        session = Session()
+
+    async def run() -> None:
+        reporter = _ProgressReporter(Ctx())
+        for _ in range(3):
+            await reporter.beat("waiting for a person")
+        await reporter(Progress(progress=1, total=10, message="step 1"))
+        await reporter(Progress(progress=10, total=10, message="done"))
+        await reporter.beat("waiting")
+        await reporter(Progress(progress=12, total=10, message="past the total"))
+        await reporter(Progress(message="a plain yield"))
+
+    await run()
+    assert [v for v, _, _ in sent] == [1, 2, 3, 4, 13, 14]
+    assert [t for _, t, _ in sent] == [None, None, None, 13, 13, 14]
 
 
 async def test_no_heartbeats_without_a_progress_token(tmp_path: Path) -> None:

@@ -1,7 +1,10 @@
-"""``invokit approvals list | approve ID | deny ID --reason``: decide from another terminal.
+"""``invokit approvals list | show ID | approve ID | deny ID --reason``: decide from another
+terminal.
 
 The store is the SQLite file in the user's state directory that ``serve`` and ``call`` use;
-an approval given here unlocks exactly the call that asked, once (or for its session).
+an approval given here unlocks exactly the call that asked, once (or for its session). What a
+call touches (``write scripts/postinstall.sh``) is always shown in full, before its arguments:
+``list`` cuts long arguments, ``show`` prints everything.
 """
 
 from __future__ import annotations
@@ -12,9 +15,8 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import typer
-from rich.table import Table
 
-from invokit.cli._livelog import compact, inert
+from invokit.cli._livelog import compact, inert, touches
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 
 Scope = Literal["once", "session", "always"]
@@ -27,17 +29,34 @@ def _who() -> str:
         return "cli"
 
 
+def _targets(request: Any) -> list[str]:
+    """Everything the call touches, one line each, never cut."""
+    return [touches(permission) for permission in request.requests]
+
+
 def _request_row(request: Any, now: float) -> dict[str, Any]:
     return {
         "id": request.id,
         "tool": request.tool,
+        "targets": _targets(request),
         "arguments": request.arguments,
         "reason": request.reason,
         "rule": request.rule,
         "session_id": request.session_id,
+        "project": request.project,
         "created_at": request.created_at,
         "expires_in": max(0.0, round(request.expires_at - now, 1)),
     }
+
+
+async def _record(approval_id: str) -> Any:
+    from invokit.approvals import SqliteApprovalStore
+
+    store = SqliteApprovalStore()
+    try:
+        return await store.get(approval_id)
+    finally:
+        await store.close()
 
 
 async def _pending() -> list[Any]:
@@ -118,19 +137,43 @@ def register(app: typer.Typer) -> None:
                 console.print("No call is waiting for approval.")
                 return
             # Tool names, arguments and reasons come from models and servers: shown inert.
-            table = Table(box=None, header_style="bold", pad_edge=False)
-            table.add_column("id", no_wrap=True)
-            for column in ("tool", "arguments", "why", "expires in"):
-                table.add_column(column)
+            # One block per call. What it touches comes right after its id and tool, each
+            # target on a line of its own, never cut (a long one wraps, with nothing beside
+            # it); the arguments come after, cut: `invokit approvals show ID` prints them all.
             for row in rows:
-                table.add_row(
-                    inert(row["id"]),
-                    inert(row["tool"]),
-                    inert(compact(row["arguments"], 80)),
-                    inert(row["reason"] or ""),
-                    f"{row['expires_in'] / 60:.0f} min",
+                head = inert(row["id"], "bold")
+                head.append_text(inert(f"  {row['tool']}  expires in "))
+                head.append(f"{row['expires_in'] / 60:.0f} min")
+                console.print(head, soft_wrap=True)
+                for target in row["targets"] or ["(names no target)"]:
+                    console.print(inert(f"  touches    {target}"), soft_wrap=True)
+                console.print(inert(f"  why        {row['reason'] or ''}"), soft_wrap=True)
+                console.print(
+                    inert(f"  arguments  {compact(row['arguments'], 80)}"), soft_wrap=True
                 )
-            console.print(table)
+            console.print(
+                "Arguments are cut; `invokit approvals show ID` prints a request in full.",
+                style="dim",
+            )
+
+    @group.command()
+    def show(
+        approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval id.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON.")] = False,
+    ) -> None:
+        """One request in full: tool, what it touches, why, project, session, all arguments."""
+        with reported(as_json=as_json):
+            record = anyio.run(_record, approval_id)
+            request = record.request
+            now = time.time()
+            if as_json:
+                row = _request_row(request, now)
+                row["status"] = record.status
+                decision = record.decision
+                row["decision"] = decision.to_dict() if decision is not None else None
+                print_json(row)
+                return
+            _show(record, now)
 
     @group.command()
     def approve(
@@ -173,6 +216,42 @@ def register(app: typer.Typer) -> None:
     _rules.register(group)
 
 
+def _show(record: Any, now: float) -> None:
+    """Every field of a request, inert; the arguments as indented ASCII JSON, never cut."""
+    import json
+
+    request = record.request
+    console = stdout()
+    rows: list[tuple[str, str]] = [
+        ("id", request.id),
+        ("status", record.status),
+        ("tool", request.tool),
+    ]
+    rows += [("touches", target) for target in _targets(request)] or [("touches", "-")]
+    rows += [
+        ("why", request.reason or "the policy asks"),
+        ("rule", request.rule or "-"),
+        ("project", request.project or "-"),
+        ("session", request.session_id or "-"),
+        ("call id", request.call.id),
+        ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),
+    ]
+    if record.decision is not None:
+        decision = record.decision
+        verdict = f"approved ({decision.scope})" if decision.approved else "denied"
+        rows.append(("decision", f"{verdict} by {decision.by or '?'}"))
+    for label, value in rows:
+        line = inert(f"{label:<11}")
+        line.append_text(inert(str(value).replace("\n", "\\n")))
+        console.print(line, soft_wrap=True)
+    console.print(inert("arguments"))
+    # ASCII-only JSON: every control or invisible character in the arguments is escaped.
+    console.print(
+        inert(json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True)),
+        soft_wrap=True,
+    )
+
+
 def _done(record: Any, as_json: bool) -> None:
     decision = record.decision
     if as_json:
@@ -181,15 +260,21 @@ def _done(record: Any, as_json: bool) -> None:
                 "id": record.request.id,
                 "status": record.status,
                 "tool": record.request.tool,
+                "targets": _targets(record.request),
                 "decision": decision.to_dict() if decision is not None else None,
             }
         )
         return
     if decision is None:  # pragma: no cover - resolve always records one
         raise typer.Exit(TOOL_ERROR)
-    verb = "approved" if decision.approved else "denied"
-    stdout().print(
+    verb = f"approved ({decision.scope})" if decision.approved else "denied"
+    console = stdout()
+    console.print(
         inert(
             f"{verb} {record.request.id} ({record.request.tool} {compact(record.request.arguments)})"
-        )
+        ),
+        soft_wrap=True,
     )
+    # What it touches, in full: the person sees exactly what the approval lets it change.
+    for target in _targets(record.request):
+        console.print(inert(f"  {target}"), soft_wrap=True)

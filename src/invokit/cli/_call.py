@@ -218,6 +218,8 @@ async def _run(
     async with AsyncExitStack() as stack:
         registry = await connect_imports(setup, stack)
         executor = build_executor(setup, registry=registry, approver=approver)
+        if approver is not None:
+            approver.registry = executor.registry  # "always" is shown from the tool's spec
         stack.push_async_callback(executor.aclose)
         try:
             outcome = await executor.execute(call, on_progress=None if as_json else bar)

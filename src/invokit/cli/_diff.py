@@ -9,6 +9,7 @@ must not move the cursor or hide lines.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,14 +76,25 @@ def change_diff(request: ApprovalRequest, root: Path) -> Text | None:
     if after is None or after == before:
         return None
     name = printable(str(request.arguments["path"]))
+    # Lines keep their endings, so a change of line break ("\r" for "\n") is a changed line;
+    # every line is shown with its ending and invisible characters escaped.
     lines = list(
         difflib.unified_diff(
-            before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            f"a/{name}",
+            f"b/{name}",
+            lineterm="",
         )
     )
     text = Text()
+    if not _visible_change(lines):
+        text.append(
+            "line breaks or invisible characters changed (shown escaped below)\n",
+            style="bold yellow",
+        )
     for line in lines[:MAX_LINES]:
-        shown = printable(line).replace("\n", "\\n")
+        shown = _escaped(line)
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
         if line.startswith(("+++", "---")):
             style = "bold"
@@ -91,3 +103,32 @@ def change_diff(request: ApprovalRequest, root: Path) -> Text | None:
         text.append(f"… {len(lines) - MAX_LINES} more diff lines not shown\n", style="dim")
     text.rstrip()
     return text
+
+
+def _escaped(line: str) -> str:
+    """A diff line with every control, format and line-separator character escaped, its line
+    ending included (``\\r``, ``\\n``, ``\\u2028``): nothing in it is invisible."""
+    line = line.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    return printable(line)
+
+
+def _visible(line: str) -> str:
+    """What a person sees of a line in an editor: no line ending, no invisible characters."""
+    shown: list[str] = []
+    for char in line:
+        category = unicodedata.category(char)
+        if category == "Zs":
+            shown.append(" ")  # a no-break or thin space looks like a space
+        elif category not in _INVISIBLE:
+            shown.append(char)
+    return "".join(shown)
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _visible_change(lines: list[str]) -> bool:
+    """Whether the removed and added lines of a diff differ in what a person can see."""
+    removed = [_visible(line[1:]) for line in lines[2:] if line.startswith("-")]
+    added = [_visible(line[1:]) for line in lines[2:] if line.startswith("+")]
+    return removed != added

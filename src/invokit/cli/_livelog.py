@@ -70,6 +70,30 @@ def compact(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_VERBS = {
+    "file_read": "read",
+    "file_write": "write",
+    "file_delete": "delete",
+    "mcp_invoke": "call",
+}
+
+
+def touches(permission: Any) -> str:
+    """What one permission request touches, in full and printable: ``write scripts/a.sh``,
+    ``run rm -rf 'my dir'`` (an argv quoted as a shell would read it), ``GET https://…``."""
+    import shlex
+
+    from invokit.permissions import NetworkAccess, ShellExec
+
+    if isinstance(permission, ShellExec):
+        verb, target = "run", shlex.join(permission.argv)
+    elif isinstance(permission, NetworkAccess):
+        verb, target = permission.method, permission.url
+    else:
+        verb, target = _VERBS.get(permission.kind, permission.kind), permission.target()
+    return printable(f"{verb} {target}").replace("\n", "\\n").replace("\t", "\\t")
+
+
 def _stamp(when: float) -> Text:
     return Text(time.strftime("%H:%M:%S", time.localtime(when)) + " ", style="dim")
 

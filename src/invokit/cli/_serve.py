@@ -181,6 +181,8 @@ class _Server:
                 approver=approver,
                 sinks=[LiveLog(self.console, board)],
             )
+            if approver is not None:
+                approver.registry = executor.registry  # "always" is shown from the tool's spec
             stack.push_async_callback(executor.aclose)
             state = state_dir()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,10 +24,15 @@ from rich.text import Text
 
 from invokit.cli._diff import change_diff
 from invokit.cli._keyboard import KeyReader, LineReader, drop_typeahead
-from invokit.cli._livelog import printable
+from invokit.cli._livelog import printable, touches
 
 if TYPE_CHECKING:
+    from invokit._spec import ToolSpec
     from invokit.approvals import ApprovalDecision, ApprovalRequest
+    from invokit.registry import Registry
+
+GRACE = 1.0
+"""Seconds keys are ignored after the question on screen changed because one was withdrawn."""
 
 
 class Board:
@@ -69,11 +74,9 @@ def _one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def always_rules(request: ApprovalRequest) -> list[str]:
-    """The standing rules an "always" answer records: exactly what the call touches."""
-    from invokit.permissions import rule_for
-
-    return [rule_for(request.tool, r) for r in request.requests] or [rule_for(request.tool)]
+def _exact(text: str) -> str:
+    """A rule in full (never cut), with control characters and newlines shown escaped."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def request_panel(
@@ -82,11 +85,15 @@ def request_panel(
     root: Path | None = None,
     diff: Text | None = None,
     keys: str | None = None,
+    always: Sequence[str] | None = None,
 ) -> Panel:
     """What the person sees: the tool, why it asks, what it touches, the exact arguments, the
-    change it makes (a diff, for an edit or an overwrite) and what "always" would allow."""
-    from invokit.permissions import request_to_dict
+    change it makes (a diff, for an edit or an overwrite) and what "always" would record.
 
+    ``always`` is what an "always" answer records
+    (:func:`invokit.approvals.always_rule_preview`), shown in full with the project it applies
+    to; ``None`` says "always" is not offered for this call.
+    """
     rows = Text()
     rows.append("id        ", style="dim")
     rows.append(printable(request.id) + "\n", style="bold")
@@ -95,13 +102,18 @@ def request_panel(
     rows.append("why       ", style="dim")
     rows.append(_one_line(request.reason or "the policy asks") + "\n")
     for permission in request.requests:
-        described = request_to_dict(permission)
-        kind = described.pop("type", permission.kind)
         rows.append("touches   ", style="dim")
-        rows.append(_one_line(f"{kind} {permission.target()}") + "\n")
+        rows.append(touches(permission) + "\n")  # in full, never cut
     rows.append("always    ", style="dim")
-    where = f"in this project ({root})" if root is not None else "in this project"
-    rows.append(_one_line(f"this rule {where}: {', '.join(always_rules(request))}"))
+    if always:
+        project = request.project if request.project is not None else root
+        where = f"in project {project}" if project is not None else "in this project"
+        rows.append(_exact(f"records {' and '.join(always)} {where}"))
+    else:
+        rows.append(
+            "not offered: no standing rule can name exactly this call (approve it once)",
+            style="dim",
+        )
     # ASCII-only JSON: every control character in a model's arguments is shown escaped.
     shown = json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True)
     parts: list[RenderableType] = [
@@ -128,12 +140,24 @@ class TerminalApprover:
     ``y`` once, ``s`` for the session, ``a`` always (the exact rule and project are shown),
     ``n`` deny (``n REASON`` says why; the model reads it).
 
+    "Always" is offered only when the tool's definition is found in ``registry`` with the
+    fingerprint the approval was asked for, and :func:`invokit.approvals.always_rule_preview`
+    gives a rule for the call: the panel shows exactly that rule and its project. Otherwise
+    ``a`` is not among the keys and is refused.
+
+    When the question on screen is withdrawn (its caller went away, or it expired) and the next
+    one takes its place, keys are ignored for ``grace`` seconds and the prompt says "question
+    changed": a key meant for the withdrawn question never answers the next one.
+
     Args:
         console: where the question is shown.
         reader: where answers come from (default: stdin, read in a daemon thread).
         by: recorded as who decided.
         board: the pinned bottom of the terminal, shared with the live log.
         root: the served root: the project "always" applies to, and where diffs are read.
+        registry: where the tools' definitions are looked up (the executor's ``registry``;
+            it may be set after construction). Without it, "always" is never offered.
+        grace: seconds input is ignored after a withdrawal changed the question on screen.
     """
 
     def __init__(
@@ -144,14 +168,47 @@ class TerminalApprover:
         by: str = "terminal",
         board: Board | None = None,
         root: Path | None = None,
+        registry: Registry | None = None,
+        grace: float = GRACE,
     ) -> None:
         self.console = console
         self.reader = reader or LineReader()
         self.by = by
         self.board = board or Board(console)
         self.root = root
+        self.registry = registry
+        self.grace = grace
         self._lock = anyio.Lock()
         self._queued = 0
+        self._withdrawn_at: float | None = None
+        self._ready_at = 0.0
+
+    def spec_of(self, request: ApprovalRequest) -> ToolSpec | None:
+        """The definition of the tool ``request`` was asked for: found by name in
+        :attr:`registry` and only if its fingerprint is the one asked about; else ``None``."""
+        if self.registry is None:
+            return None
+        try:
+            found = self.registry.get(request.tool)
+            spec = found.current_spec() if found is not None else None
+        except Exception:  # a registry that cannot answer: nothing to show a rule for
+            return None
+        if spec is None or spec.fingerprint != request.spec_fingerprint:
+            return None
+        return spec
+
+    def always_preview(self, request: ApprovalRequest) -> list[str] | None:
+        """The rules "always" would record for ``request`` (exactly those the executor
+        records), or ``None``: then "always" is not offered."""
+        from invokit.approvals import always_rule_preview
+
+        spec = self.spec_of(request)
+        if spec is None:
+            return None
+        try:
+            return always_rule_preview(spec, request)
+        except Exception:  # an argument the preview cannot read: no standing rule
+            return None
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
         self._queued += 1
@@ -164,6 +221,9 @@ class TerminalApprover:
         except anyio.get_cancelled_exc_class():
             if not asking:
                 self._queued -= 1
+            else:
+                # The question on screen goes away: the next one must not take its keys.
+                self._withdrawn_at = time.monotonic()
             self.board.unpin()
             self.board.log(
                 Text(
@@ -178,8 +238,16 @@ class TerminalApprover:
         from invokit.approvals import ApprovalDecision
 
         diff = change_diff(request, self.root) if self.root is not None else None
+        always = self.always_preview(request) or None  # no rule: no "always"
         session = request.session_id is not None
-        keys = ["y once"] + (["s session"] if session else []) + ["a always", "n deny"]
+        keys = (
+            ["y once"]
+            + (["s session"] if session else [])
+            + (["a always"] if always is not None else [])
+            + ["n deny"]
+        )
+        withdrawn = self._withdrawn_at
+        self._ready_at = withdrawn + self.grace if withdrawn is not None else 0.0
         choices = " · ".join(keys)
         letters = "/".join(k[0] for k in keys)
         how = (
@@ -188,7 +256,9 @@ class TerminalApprover:
             else "then Enter (n REASON tells the model why)"
         )
         self.console.print(
-            request_panel(request, root=self.root, diff=diff, keys=f"{choices}  {how}")
+            request_panel(
+                request, root=self.root, diff=diff, keys=f"{choices}  {how}", always=always
+            )
         )
         try:
             while True:
@@ -205,7 +275,7 @@ class TerminalApprover:
                     return self._said(ApprovalDecision.approve("once", by=self.by), request)
                 if session and word in ("s", "session"):
                     return self._said(ApprovalDecision.approve("session", by=self.by), request)
-                if word in ("a", "always"):
+                if always is not None and word in ("a", "always"):
                     return self._said(ApprovalDecision.approve("always", by=self.by), request)
                 if word in ("n", "no", "d", "deny"):
                     reason = rest.strip()
@@ -228,6 +298,9 @@ class TerminalApprover:
             text.append(" " + _one_line(request.requests[0].target(), 60))
         if self._queued:
             text.append(f" ({self._queued} more waiting)", style="yellow")
+        left = self._ready_at - time.monotonic()
+        if left > 0:
+            text.append(f" (question changed: keys ignored for {left:.1f} s)", style="bold red")
         text.append(f" {letters}: ", style="bold")
         return text
 
@@ -251,6 +324,22 @@ class TerminalApprover:
         return await self._ask(lambda: prompt)
 
     async def _ask(self, question: Callable[[], Text]) -> str | None:
+        """Pin ``question`` and read the answer typed after it appeared (and after the grace
+        period of a withdrawal, if the question just changed)."""
         drop_typeahead()
         self.board.pin(question)
-        return await self.reader.read(not_before=time.monotonic())
+        now = time.monotonic()
+        ready = max(now, self._ready_at)
+        if ready <= now:
+            return await self.reader.read(not_before=now)
+        async with anyio.create_task_group() as group:
+
+            async def redraw() -> None:
+                await anyio.sleep(ready - time.monotonic())
+                drop_typeahead()
+                self.board.pin(question)  # the prompt again, without the note
+
+            group.start_soon(redraw)
+            answer = await self.reader.read(not_before=ready)
+            group.cancel_scope.cancel()
+        return answer
