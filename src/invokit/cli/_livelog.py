@@ -65,9 +65,13 @@ def inert(text: object, style: str = "") -> Text:
 
 
 def compact(value: Any, limit: int = 160) -> str:
-    """One-line JSON, printable, cut at ``limit`` characters."""
-    text = printable(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """One-line JSON, printable, cut at ``limit`` characters. Only what can be shown is
+    escaped: a 4 MB argument costs its JSON encoding (in C), not a Python pass over it."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    shown = printable(text[:limit])  # escaping only ever lengthens: the cut can come first
+    if len(text) <= limit and len(shown) <= limit:
+        return shown
+    return shown[: limit - 1] + "…"
 
 
 _VERBS = {
