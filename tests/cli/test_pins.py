@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from invokit.cli._config import McpServerConfig
-from invokit.cli._pins import folder_files, python_start
+from invokit.cli._pins import folder_files, python_start, safe_path
 
 
 def _server(command: str, *args: str) -> McpServerConfig:
@@ -37,6 +37,24 @@ def test_a_python_command_line_names_what_it_runs(
     run code from the working folder; the first plain argument is a script; flags that take a
     value (-W, -X) skip it; a command that is not a Python interpreter names nothing."""
     assert python_start(_server(command, *args)) == start
+
+
+@pytest.mark.parametrize(
+    ("args", "safe"),
+    [
+        (("-P", "-m", "srv"), True),
+        (("-Im", "srv"), True),
+        (("-m", "srv", "-P"), False),
+        (("-X", "P", "-m", "srv"), False),
+        (("-u", "server.py"), False),
+    ],
+)
+def test_only_p_or_i_before_the_start_keeps_the_folder_off_sys_path(
+    args: tuple[str, ...], safe: bool
+) -> None:
+    """-P or -I (alone or combined) before -m/-c/the script keeps the working or script folder
+    off the server's sys.path; after it, or as the value of -X, it is the server's argument."""
+    assert safe_path(_server("python3", *args)) is safe
 
 
 def test_a_search_folder_pins_every_importable_file_below_it(tmp_path: Path) -> None:

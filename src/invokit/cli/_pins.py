@@ -141,36 +141,48 @@ def python_start(server: McpServerConfig) -> tuple[str, str] | None:
     ``pypy3``, any path to one) starts: ``("module", NAME)`` for ``-m NAME`` / ``-mNAME`` (also
     after other flags, ``-u -m NAME``, ``-Bm NAME``), ``("code", TEXT)`` for ``-c`` or ``-``
     (stdin), ``("script", PATH)`` for a script; ``None`` for another command or no start."""
+    return _parse_python(server)[0]
+
+
+def safe_path(server: McpServerConfig) -> bool:
+    """Whether a Python server runs with ``-P`` or ``-I`` before what it starts: its working
+    folder (or script folder) is then not put first on its ``sys.path``."""
+    return _parse_python(server)[1]
+
+
+def _parse_python(server: McpServerConfig) -> tuple[tuple[str, str] | None, bool]:
     if server.command is None or not _PYTHON.fullmatch(os.path.basename(server.command)):
-        return None
+        return None, False
     args = list(server.args)
     index = 0
+    safe = False
     while index < len(args):
         arg = args[index]
         if arg == "-":
-            return ("code", "-")
+            return ("code", "-"), safe
         if arg == "--":
-            return ("script", args[index + 1]) if index + 1 < len(args) else None
+            return (("script", args[index + 1]) if index + 1 < len(args) else None), safe
         if arg.startswith("--"):
             index += 2 if arg == "--check-hash-based-pycs" else 1
             continue
         if not arg.startswith("-"):
-            return ("script", arg)
+            return ("script", arg), safe
         flags = arg[1:]
         for at, flag in enumerate(flags):
             if flag in "mc":
                 rest = flags[at + 1 :]
                 if not rest:
                     if index + 1 >= len(args):
-                        return None
+                        return None, safe
                     rest = args[index + 1]
-                return ("module" if flag == "m" else "code", rest)
+                return ("module" if flag == "m" else "code", rest), safe
             if flag in _TAKES_VALUE:
                 if not flags[at + 1 :]:
                     index += 1  # its value is the next argument
                 break
+            safe = safe or flag in "IP"
         index += 1
-    return None
+    return None, safe
 
 
 def locate_server_module(name: str, folder: Path) -> tuple[str, tuple[Path, ...]]:
@@ -199,14 +211,15 @@ def search_folders(config: Config) -> tuple[Path, ...]:
     """The import search folders a configured module resolves from: each ``[tools.python]``
     module's folder, and for each stdio server started by a Python interpreter its working
     folder (this process's, which it inherits) for ``-m``, ``-c`` or stdin, or its script's
-    folder (first on that Python's ``sys.path``, before the standard library)."""
+    folder (first on that Python's ``sys.path``, before the standard library), unless it runs
+    with ``-P`` or ``-I`` (:func:`safe_path`)."""
     found: dict[Path, None] = {}
     for top in python_tops(config):
         for folder in locate(top)[2]:
             found[folder] = None
     for server in config.mcp_servers:
         start = python_start(server)
-        if start is None:
+        if start is None or safe_path(server):
             continue
         kind, value = start
         if kind == "script":
@@ -269,7 +282,7 @@ def importable_files(config: Config, scopes: Iterable[Path]) -> tuple[tuple[Path
                     f"it is pinned and protected, and there are more than {MAX_FILES} such "
                     f"files and folders or {MAX_BYTES // (1024 * 1024)} MiB; move the tools (or "
                     "the server's working folder) out of the served root, or serve a narrower "
-                    "root",
+                    "root (a Python server started with -P does not import from its folder)",
                     source=str(config.source or folder),
                 )
     return tuple(out.items())
@@ -299,7 +312,7 @@ def code_pins(config: Config, root: Path) -> dict[str, str]:
     cwd = Path(os.path.abspath(os.getcwd()))
     for server in config.mcp_servers:
         start = python_start(server)
-        if start is not None and start[0] == "module":
+        if start is not None and start[0] == "module" and not safe_path(server):
             pins[f"mcp:-m {start[1]}"] = locate_server_module(start[1], cwd)[0]
         for path in mcp_paths(server):
             if _inside(path, scopes):
@@ -332,7 +345,7 @@ def code_paths(config: Config) -> tuple[Path, ...]:
     cwd = Path(os.path.abspath(os.getcwd()))
     for server in config.mcp_servers:
         start = python_start(server)
-        if start is not None and start[0] == "module":
+        if start is not None and start[0] == "module" and not safe_path(server):
             out += locate_server_module(start[1], cwd)[1]
         out += mcp_paths(server)
     out += [path for path, _ in importable_files(config, [root])]
