@@ -257,17 +257,21 @@ def folder_files(folder: Path) -> Iterator[tuple[Path, bool]]:
 
 
 def importable_files(config: Config, scopes: Iterable[Path]) -> tuple[tuple[Path, bool], ...]:
-    """:func:`folder_files` of each of :func:`search_folders` that lies inside ``scopes``.
+    """:func:`folder_files` of each of :func:`search_folders` that lies inside ``scopes`` (and
+    not inside invokit's own environment, which is protected whole: a module installed in a
+    virtualenv inside the root is not a reason to pin all of site-packages).
 
     Raises:
         ConfigError: more than :data:`MAX_FILES` files and folders, or :data:`MAX_BYTES` bytes.
     """
     scopes = tuple(scopes)
+    prefixes = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    environment = [p for p in environment_paths() if str(p) not in map(os.path.abspath, prefixes)]
     out: dict[Path, bool] = {}
     size = 0
     for folder in search_folders(config):
-        if not _inside(folder, scopes):
-            continue
+        if not _inside(folder, scopes) or _inside(folder, environment):
+            continue  # invokit's site-packages are protected whole (environment_paths)
         for path, is_file in folder_files(folder):
             if path in out:
                 continue
