@@ -15,6 +15,8 @@ import sysconfig
 from importlib.util import cache_from_source
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Cli, invokit_bin, subprocess_env, trust_config
 
 ALLOW_ALL = '[policy]\ndefault = "allow"\nallow = ["*"]\n'
@@ -307,3 +309,146 @@ def test_an_mcp_server_clashing_with_a_builtin_is_a_one_line_config_error(
     assert done.returncode == 2, done
     line = _one_line(done.stderr)
     assert "'fs'" in line and "prefix" in line and "Traceback" not in done.stderr
+
+
+HELPER_MODULE = """\
+from invokit import tool
+
+import helper_of_tools
+
+
+@tool
+async def hello() -> str:
+    "Say hello."
+    return helper_of_tools.greet()
+
+tools = [hello]
+"""
+
+
+def test_a_module_a_trusted_module_imports_from_the_root_is_protected_and_pinned(
+    root: Path, state: Path, tmp_path: Path
+) -> None:
+    """[tools.python] mytools.py does `import helper_of_tools` from the same folder in the
+    root: fs.write of the helper is denied (not asked); rewritten anyway, or a new module added
+    beside it, the next start refuses in one line naming it and the helper never runs."""
+    marker = tmp_path / "pwned"
+    (root / "helper_of_tools.py").write_text('def greet() -> str:\n    return "hello"\n')
+    (root / "imports_tools.py").write_text(HELPER_MODULE)
+    config = root / "invokit.toml"
+    config.write_text(
+        '[tools.python]\nimport = ["imports_tools:tools"]\n'
+        '[policy]\ndefault = "deny"\nallow = ["fs.*", "hello"]\n'
+    )
+    assert _run(root, state, "trust", "--yes", str(config), pythonpath=root).returncode == 0
+    done = _run(root, state, "call", "hello", pythonpath=root)
+    assert done.returncode == 0 and "hello" in done.stdout, done.stderr
+    planted = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    evil = planted + 'def greet() -> str:\n    return "pwned"\n'
+    for target in ("helper_of_tools.py", "__pycache__/helper_of_tools.cpython-311.pyc"):
+        args = {"path": target, "content": evil, "create_parents": True}
+        done = _run(root, state, "call", "fs.write", "--args", json.dumps(args), pythonpath=root)
+        assert done.returncode == 1 and "protected" in done.stdout, (target, done)
+    (root / "helper_of_tools.py").write_text(evil)
+    done = _run(root, state, "call", "hello", pythonpath=root)
+    assert done.returncode == 2, done
+    assert str(root / "helper_of_tools.py") in _one_line(done.stderr)
+    assert not marker.exists()
+    (root / "helper_of_tools.py").write_text('def greet() -> str:\n    return "hello"\n')
+    assert _run(root, state, "call", "hello", pythonpath=root).returncode == 0
+    (root / "planted_module.py").write_text(planted)
+    done = _run(root, state, "call", "hello", pythonpath=root)
+    assert done.returncode == 2 and str(root / "planted_module.py") in _one_line(done.stderr), done
+    assert not marker.exists()
+
+
+SERVER_MODULE = """\
+import server_helper
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("srv")
+
+
+@server.tool(description="Add two numbers.")
+def plus(a: int, b: int) -> int:
+    return server_helper.add(a, b)
+
+
+server.run("stdio")
+"""
+
+
+@pytest.mark.parametrize("args", [["-m", "mserver"], ["-mmserver"], ["-u", "-Bm", "mserver"]])
+def test_a_python_m_server_module_and_its_imports_are_protected_and_pinned(
+    root: Path, state: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """A stdio server started as `python -m mserver` from the root (its working folder):
+    mserver.py, the server_helper.py it imports and the folder's __pycache__ cannot be written
+    by a tool; the helper rewritten anyway makes the next start refuse in one line, and it
+    never runs. The server's own bytecode, written at its first start, asks nothing."""
+    marker = tmp_path / "pwned"
+    (root / "mserver.py").write_text(SERVER_MODULE)
+    (root / "server_helper.py").write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
+    config = root / "invokit.toml"
+    config.write_text(
+        f"[mcp.servers.srv]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n"
+        '[policy]\ndefault = "deny"\nallow = ["fs.*", "srv.*"]\n'
+    )
+    assert _run(root, state, "trust", "--yes", str(config)).returncode == 0
+    for _ in range(2):  # the second start reads what the first one wrote
+        done = _run(root, state, "call", "srv.plus", "a:=1", "b:=2")
+        assert done.returncode == 0 and "3" in done.stdout, done.stderr
+    planted = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    for target in ("mserver.py", "server_helper.py", "__pycache__/server_helper.cpython-311.pyc"):
+        args_ = {"path": target, "content": planted, "create_parents": True}
+        done = _run(root, state, "call", "fs.write", "--args", json.dumps(args_))
+        assert done.returncode == 1 and "protected" in done.stdout, (target, done)
+    helper = root / "server_helper.py"
+    helper.write_text(planted + helper.read_text())
+    done = _run(root, state, "call", "srv.plus", "a:=1", "b:=2")
+    assert done.returncode == 2 and str(helper) in _one_line(done.stderr), done
+    assert not marker.exists()
+
+
+def test_a_python_m_server_module_planted_in_the_working_folder_asks_again(
+    root: Path, state: Path, tmp_path: Path
+) -> None:
+    """`python -m invokit_absent_server` resolves nowhere in the root when trusted; a module of
+    that name planted there later (it would be first on the server's sys.path) moves it, so the
+    next start refuses in one line and never starts it."""
+    marker = tmp_path / "pwned"
+    config = root / "invokit.toml"
+    config.write_text(
+        f"[mcp.servers.srv]\ncommand = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "invokit_absent_server"]\nconnect_timeout = 60\n'
+    )
+    assert _run(root, state, "trust", "--yes", str(config)).returncode == 0
+    (root / "invokit_absent_server").mkdir()
+    (root / "invokit_absent_server" / "__main__.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    )
+    done = _run(root, state, "tools")
+    assert done.returncode == 2, done
+    assert "mcp:-m invokit_absent_server" in _one_line(done.stderr)
+    assert not marker.exists()
+
+
+def test_too_much_code_in_a_search_folder_inside_the_root_is_refused_in_one_line(
+    root: Path, state: Path
+) -> None:
+    """A [tools.python] module whose folder holds more than 2,000 importable files cannot be
+    trusted: `invokit trust` exits 2 with one line that says to move the tools out of the root
+    or narrow it, and records nothing."""
+    (root / "big_tools.py").write_text(TOOL_MODULE)
+    package = root / "vendored"
+    package.mkdir()
+    for number in range(2001):
+        (package / f"m{number}.py").write_text("")
+    config = root / "invokit.toml"
+    config.write_text('[tools.python]\nimport = ["big_tools:tools"]\n')
+    done = _run(root, state, "trust", "--yes", str(config), pythonpath=root)
+    assert done.returncode == 2, done
+    line = _one_line(done.stderr)
+    assert "more than 2000" in line and "out of the served root" in line, line
+    assert "narrower root" in line
+    assert not (state / "trusted-configs.json").exists()

@@ -117,15 +117,14 @@ def protected_paths(
         wanted.append(Path(policy_file))
     wanted.append(Path(state_dir))
     wanted += [Path(module) for module in modules]
-    out: list[Path] = []
+    found: dict[Path, None] = {}
     for path in wanted:
         absolute = Path(os.path.abspath(path.expanduser()))
-        for form in (absolute, absolute.resolve()):
-            if form not in out:
-                out.append(form)
+        found[absolute] = None
+        found[absolute.resolve()] = None
     # A path below another protected folder is protected with it (and a link there, such as a
     # venv's bin/python, must not make the sandbox refuse to run).
-    return tuple(path for path in out if not any(other in path.parents for other in out))
+    return tuple(path for path in found if not any(other in found for other in path.parents))
 
 
 PROTECT_REASON = (
@@ -134,17 +133,39 @@ PROTECT_REASON = (
 )
 
 
+CODE_REASON = (
+    "{path} is code the trusted configuration runs or imports (Python imports from this "
+    "folder), so no tool may write, move or delete it; edit it yourself, outside invokit (the "
+    "next start asks you to trust it again)"
+)
+
+
+def _code_suffixes() -> tuple[str, ...]:
+    from importlib.machinery import all_suffixes
+
+    return (*all_suffixes(), ".pth")
+
+
 def protection_rules(root: str | os.PathLike[str] | None, paths: Iterable[Path]) -> dict[str, str]:
     """Deny rules, with their reason, for writing or deleting each of ``paths``, anything
     below it, and each folder inside ``root`` that holds it (``fs.delete path=.``, a move of
     the parent). Patterns are relative to ``root`` (the policy's) where they can be."""
     base = Path(os.path.abspath(root)) if root is not None else None
     rules: dict[str, str] = {}
+    code = _code_suffixes()
     for path in paths:
         why = PROTECT_REASON.format(path=path)
         relative = _relative(path, base)
         pattern = _literal(relative or path.as_posix())
-        if not path.is_file():
+        if path.name.endswith(code) and path.suffix and path.is_file():
+            # Importable code (pinned with its whole folder, _pins.importable_files): one rule
+            # per folder and suffix, not one per file, keeps the policy small; a new module
+            # there is code too (the next start would ask about it).
+            folder = path.parent.as_posix() if relative is None else _relative(path.parent, base)
+            star = f"*{_literal(path.suffix)}"
+            pattern = star if folder == "." else f"{_literal(str(folder))}/{star}"
+            why = CODE_REASON.format(path=path.parent / f"*{path.suffix}")
+        elif not path.is_file():
             # A folder (the state directory), or a file not there yet: it and all below it.
             pattern = "**" if relative == "." else f"{pattern}/**"
         for kind in ("write", "delete"):

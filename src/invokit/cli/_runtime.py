@@ -188,8 +188,9 @@ def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Pol
 def module_files(config: Config) -> tuple[Path, ...]:
     """The code inside the root that ``config`` runs on the host, and where a shadow of it
     would be planted (:func:`invokit.cli._pins.code_paths`): each ``[tools.python]`` module's
-    files, ``NAME/``, ``NAME.*`` and ``__pycache__/`` where it resolves, the ``[mcp.servers]``
-    commands and scripts, and invokit's own environment. Rewritten, each would run as code at
+    files, ``NAME/``, ``NAME.*`` and ``__pycache__/`` where it resolves (and each ``python -m``
+    server module's), every importable file of the folders they import from, the
+    ``[mcp.servers]`` commands and scripts, and invokit's own environment. Rewritten, each would run as code at
     the next start. Found without importing anything."""
     from invokit.cli._pins import code_paths
 

@@ -8,8 +8,8 @@ used only once they accept it; without a terminal the command refuses with one l
 the command to run. What was accepted is pinned by its SHA-256 (``_trustfile``): a changed file
 asks again. The record is keyed by the path as found (a link is not the file it points to)
 and also pins the code the file runs from inside the root (``_pins.code_pins``): a
-``[tools.python]`` module that now resolves elsewhere, or a module or ``[mcp.servers]`` script
-whose source changed, asks again too.
+``[tools.python]`` or ``python -m`` server module that now resolves elsewhere, or a changed,
+added or removed importable file in a folder such a module imports from, asks again too.
 """
 
 from __future__ import annotations

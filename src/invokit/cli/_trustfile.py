@@ -7,8 +7,9 @@ keyed by the file's absolute path as found (links not resolved: a link planted a
 ``<root>/invokit.toml`` is a different file from the one it points to, trusted only if that link
 path itself was trusted); a file whose bytes changed is not trusted until someone looks again.
 Each record also pins the code the configuration runs from inside the root (``pins``: the
-source files of its ``[tools.python]`` modules and ``[mcp.servers]`` scripts, by SHA-256, and
-where each module resolves): code that changed or moved is not trusted either.
+source files of its ``[tools.python]`` modules and ``[mcp.servers]`` scripts and every
+importable file of the folders they import from, by SHA-256, and where each module resolves):
+code that changed, moved, appeared or went away is not trusted either.
 """
 
 from __future__ import annotations
