@@ -108,7 +108,7 @@ def test_ctrl_c_with_a_client_connected_prints_no_asgi_errors(
         pane.wait_for("Stopped.")
     finally:
         client.kill()
-        client.wait()
+        client.communicate()  # reaps it and closes its pipe
     screen = pane.text()
     assert "ERROR" not in screen and "ASGI" not in screen and "Traceback" not in screen, screen
 

@@ -140,7 +140,11 @@ def connect_commands(url: str, setup: Setup, *, name: str, allow_shell: Sequence
         ("MCP Inspector", f"npx {INSPECTOR}  (Streamable HTTP, URL {url})"),
         ("Inspector CLI", f"npx {INSPECTOR} --cli {quoted} --transport http --method tools/list"),
         ("Claude Desktop", json.dumps(desktop)),
-        ("or install it", "invokit install claude-desktop|claude-code|cursor  (--print to see it)"),
+        (
+            "or install it",
+            f"invokit install claude-code --root {shlex.quote(str(setup.config.root))}"
+            "  (or claude-desktop, cursor; --print only shows it)",
+        ),
     ):
         connect.append(f"  {label:<16}", style="dim")
         connect.append(printable(line) + "\n")
