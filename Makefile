@@ -3,26 +3,41 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps, so each says what is really installed: serving needs only the package with its
+# `cli` and `mcp` extras (and bubblewrap for the shell's sandbox); the tests need everything.
+# A full install satisfies serving; a serving-only install never satisfies the tests.
 STAMP := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
 DEBIAN_PACKAGES := bubblewrap ripgrep tmux
+SERVE_DEBIAN_PACKAGES := bubblewrap
 
-.PHONY: test serve lint typecheck pytest system-deps install bench clean
+.PHONY: test serve lint typecheck pytest system-deps serve-deps install install-serve bench clean
 
 test: install lint typecheck pytest
 
-serve: install
+serve: install-serve
 	$(BIN)/invokit serve --http --root .
 
 install: system-deps $(STAMP)
+
+install-serve: serve-deps $(SERVE_STAMP)
 
 $(STAMP): pyproject.toml
 	@bash scripts/make-venv.sh $(PYTHON) $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	@touch $(STAMP)
+	@touch $(STAMP) $(SERVE_STAMP)
+
+$(SERVE_STAMP): pyproject.toml
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $(SERVE_STAMP); else \
+	  bash scripts/make-venv.sh $(PYTHON) $(VENV) && \
+	  $(BIN)/python -m pip install --quiet -e ".[cli,mcp]" && touch $(SERVE_STAMP); fi
 
 system-deps:
 	@bash scripts/system-deps.sh $(DEBIAN_PACKAGES)
+
+serve-deps:
+	@bash scripts/system-deps.sh $(SERVE_DEBIAN_PACKAGES)
 
 lint:
 	$(BIN)/ruff check src tests benchmarks examples

@@ -1,5 +1,5 @@
 """The ``invokit`` command: ``serve``, ``call``, ``tools``, ``approvals``, ``audit``, ``policy``,
-``mcp``, ``trust`` and ``untrust``.
+``mcp``, ``trust``, ``untrust`` and ``install``.
 
 Needs the ``cli`` extra (typer and rich); nothing here is imported by ``import invokit``.
 """

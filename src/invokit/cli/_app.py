@@ -12,7 +12,17 @@ Start with `invokit serve` (HTTP on 127.0.0.1 in a terminal, stdio when a client
 
 def build_app() -> typer.Typer:
     """A fresh application with every command."""
-    from invokit.cli import _approvals, _audit, _call, _mcp, _policy, _serve, _tools, _trust
+    from invokit.cli import (
+        _approvals,
+        _audit,
+        _call,
+        _install,
+        _mcp,
+        _policy,
+        _serve,
+        _tools,
+        _trust,
+    )
 
     app = typer.Typer(
         name="invokit",
@@ -22,6 +32,6 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    for module in (_serve, _call, _tools, _approvals, _audit, _policy, _mcp, _trust):
+    for module in (_serve, _call, _tools, _approvals, _audit, _policy, _mcp, _trust, _install):
         module.register(app)
     return app

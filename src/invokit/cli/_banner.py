@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Group
@@ -41,19 +43,64 @@ def http_client_config(url: str, name: str = "invokit") -> dict[str, object]:
     return {"mcpServers": {name: {"type": "http", "url": url}}}
 
 
-def stdio_client_config(root: Path, name: str = "invokit") -> dict[str, object]:
+def stdio_args(root: Path, allow_shell: Sequence[str] = ()) -> list[str]:
+    """The arguments a client launches ``invokit`` with to serve ``root`` over stdio."""
+    args = ["serve", "--stdio", "--root", str(root)]
+    for command in allow_shell:
+        args += ["--allow-shell", command]
+    return args
+
+
+def stdio_client_config(
+    root: Path, name: str = "invokit", allow_shell: Sequence[str] = ()
+) -> dict[str, object]:
     """An ``mcpServers`` entry for desktop clients that launch the server (Claude Desktop)."""
     return {
-        "mcpServers": {
-            name: {"command": _invokit_command(), "args": ["serve", "--stdio", "--root", str(root)]}
-        }
+        "mcpServers": {name: {"command": _invokit_command(), "args": stdio_args(root, allow_shell)}}
     }
 
 
+def turn_on_hints(setup: Setup, allow_shell: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """The banner's shell and network facts: what is on, and how to turn on what is off."""
+    shell_rules = [*(setup.config.shell.allow if setup.config.shell else ()), *allow_shell]
+    if shell_rules:
+        shell = "on, asks; may run: " + ", ".join(shell_rules)
+    else:
+        shell = (
+            'off; turn it on with --allow-shell "git status" (repeatable), '
+            "or [tools.shell] allow = [...] in invokit.toml"
+        )
+    if setup.config.http is None:
+        network = (
+            "off; turn on http.fetch with a [tools.http] table in invokit.toml "
+            '(allow_hosts = ["api.github.com"])'
+        )
+    else:
+        hosts = setup.config.http.allow_hosts
+        network = "http.fetch: " + (", ".join(hosts) if hosts is not None else "any public host")
+    return [("shell", shell), ("network", network)]
+
+
+def token_fact(token_source: str | None) -> str:
+    """The banner's token line: where the token comes from, or that there is none."""
+    if token_source is None:
+        return "none (--no-token): any local user or process can call the tools"
+    return token_source
+
+
 def http_banner(
-    url: str, setup: Setup, registry: Registry, *, asking: bool, state: Path, name: str
+    url: str,
+    setup: Setup,
+    registry: Registry,
+    *,
+    asking: bool,
+    state: Path,
+    name: str,
+    allow_shell: Sequence[str] = (),
+    token_source: str | None = None,
 ) -> Group:
-    """The banner for streamable HTTP: where, what, how to connect, and how approvals work."""
+    """The banner for streamable HTTP: where, what, and how approvals work. How to connect
+    is :func:`connect_commands`, printed after it without wrapping."""
     facts = Text()
     for label, value in (
         ("MCP server", f"{url}  (streamable HTTP, this machine only)"),
@@ -61,6 +108,8 @@ def http_banner(
         ("policy", policy_summary(setup)),
         ("config", str(setup.config.source) if setup.config.source else "none (defaults)"),
         ("state", f"{state}  (approvals and audit log)"),
+        ("token", token_fact(token_source)),
+        *turn_on_hints(setup, allow_shell),
         (
             "approvals",
             "asked here, in this terminal"
@@ -71,26 +120,37 @@ def http_banner(
         facts.append(f"{label:<11}", style="dim")
         facts.append(printable(value) + "\n")
     facts.rstrip()
-    connect = Text()
-    connect.append("Connect a client\n", style="bold")
-    connect.append("  Claude Code     ", style="dim")
-    connect.append(printable(f"claude mcp add --transport http {name} {url}") + "\n")
-    connect.append("  JSON config     ", style="dim")
-    connect.append(printable(json.dumps(http_client_config(url, name))) + "\n")
-    connect.append("  MCP Inspector   ", style="dim")
-    connect.append(f"npx {INSPECTOR}  (Streamable HTTP, URL {url})\n")
-    connect.append("  Inspector CLI   ", style="dim")
-    connect.append(f"npx {INSPECTOR} --cli {url} --transport http --method tools/list\n")
-    connect.append("  Claude Desktop  ", style="dim")
-    connect.append(printable(json.dumps(stdio_client_config(setup.config.root, name))))
     return Group(
         Panel(facts, title=f"[bold]invokit serve[/] · {len(registry)} tools", title_align="left"),
         tools_table(registry.specs(), setup.policy),
         Text(""),
-        connect,
-        Text(""),
-        Text("Live log (Ctrl-C stops the server):", style="bold"),
     )
+
+
+def connect_commands(url: str, setup: Setup, *, name: str, allow_shell: Sequence[str] = ()) -> Text:
+    """How to connect a client: one command or config per line, quoted for any shell (zsh
+    included). Print it with ``soft_wrap=True`` so that a long line stays one line to copy."""
+    quoted = shlex.quote(url)
+    desktop = stdio_client_config(setup.config.root, name, allow_shell)
+    connect = Text()
+    connect.append("Connect a client\n", style="bold")
+    for label, line in (
+        ("Claude Code", f"claude mcp add --transport http {shlex.quote(name)} {quoted}"),
+        ("JSON config", json.dumps(http_client_config(url, name))),
+        ("MCP Inspector", f"npx {INSPECTOR}  (Streamable HTTP, URL {url})"),
+        ("Inspector CLI", f"npx {INSPECTOR} --cli {quoted} --transport http --method tools/list"),
+        ("Claude Desktop", json.dumps(desktop)),
+        (
+            "or install it",
+            f"invokit install claude-code --root {shlex.quote(str(setup.config.root))}"
+            "  (or claude-desktop, cursor; --print only shows it)",
+        ),
+    ):
+        connect.append(f"  {label:<16}", style="dim")
+        connect.append(printable(line) + "\n")
+    connect.append("\n")
+    connect.append("Live log (Ctrl-C stops the server):", style="bold")
+    return connect
 
 
 def stdio_banner(setup: Setup, registry: Registry) -> Text:

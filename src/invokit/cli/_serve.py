@@ -9,9 +9,15 @@ through the client's elicitation or ``invokit approvals`` in another terminal.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
-import secrets
+import logging
+import os
+import select
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from typing import Annotated, Literal, Optional
 
@@ -20,7 +26,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from invokit.cli._banner import http_banner, stdio_banner
+from invokit.cli._banner import connect_commands, http_banner, stdio_banner
 from invokit.cli._livelog import LiveLog
 from invokit.cli._options import (
     AllowShellOption,
@@ -64,10 +70,19 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--token",
                 envvar="INVOKIT_TOKEN",
-                help="The secret HTTP clients must send (default: a new random one per run; "
-                "it is part of the URL the banner prints).",
+                help="The secret HTTP clients must send (default: this project's kept token, "
+                "made on first use and kept in the state directory; it is part of the URL "
+                "the banner prints).",
             ),
         ] = None,
+        new_token: Annotated[
+            bool,
+            typer.Option(
+                "--new-token",
+                help="Replace this project's kept token with a new one (saved client configs "
+                "must then be updated).",
+            ),
+        ] = False,
         no_token: Annotated[
             bool,
             typer.Option(
@@ -106,24 +121,130 @@ def register(app: typer.Typer) -> None:
                     USAGE,
                     as_json=as_json,
                 )
+            if no_token and (token or new_token):
+                fail(
+                    "--no-token cannot be combined with --token or --new-token",
+                    USAGE,
+                    as_json=as_json,
+                )
+            if new_token and token:
+                fail(
+                    "--new-token replaces the kept token; it cannot be combined with --token "
+                    "(or INVOKIT_TOKEN)",
+                    USAGE,
+                    as_json=as_json,
+                )
+            _require_serving_extras(transport, as_json=as_json)
             secret: str | None = None
+            token_source: str | None = None
             if transport == "http" and not no_token:
-                secret = token or secrets.token_urlsafe(24)
+                if token:
+                    secret, token_source = token, "given with --token or INVOKIT_TOKEN"
+                else:
+                    from invokit.cli._tokens import project_token
+
+                    secret, kept = project_token(setup.config.root, rotate=new_token)
+                    token_source = f"kept for this root in {kept}  (--new-token replaces it)"
+            port_number = settings.port if port is None else port
+            address = host or settings.host
             server = _Server(
                 setup,
                 token=secret,
+                token_source=token_source,
+                allow_shell=tuple(allow_shell or ()),
                 transport=transport,
-                host=host or settings.host,
-                port=settings.port if port is None else port,
+                host=address,
+                port=port_number,
                 asking=asking,
                 as_json=as_json,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
             # flight are cancelled, and the questions they were waiting on are withdrawn (their
             # clients are told the calls failed); approvals nobody is waiting on stay pending.
-            with contextlib.suppress(KeyboardInterrupt):
-                anyio.run(server.run)
-            server.console.print(Text("Stopped.", style="bold"))
+            # uvicorn reports a response cut short by the shutdown as an error: noise here.
+            logging.getLogger("uvicorn.error").addFilter(_quiet_shutdown)
+            try:
+                with contextlib.suppress(KeyboardInterrupt), _stop_on_hangup(transport):
+                    anyio.run(server.run)
+            except OSError as exc:
+                if _in_use(exc):
+                    fail(
+                        f"port {port_number} on {address} is already in use: choose another "
+                        "with --port N, or --port 0 for any free one",
+                        USAGE,
+                        as_json=as_json,
+                    )
+                raise
+            # The terminal may be gone (hangup): nothing to say, then.
+            with contextlib.suppress(OSError):
+                server.console.print(Text("Stopped.", style="bold"))
+
+
+_MCP_MODULES = frozenset({"mcp", "uvicorn", "starlette", "sse_starlette", "httpx", "anyio"})
+
+
+def _require_serving_extras(transport: str, *, as_json: bool) -> None:
+    """One line saying what to install when the ``mcp`` extra is missing."""
+    try:
+        import mcp.server.lowlevel  # noqa: F401
+
+        if transport == "http":
+            import uvicorn  # noqa: F401
+    except ImportError as exc:
+        missing = (exc.name or "mcp").partition(".")[0]
+        if missing not in _MCP_MODULES:
+            raise
+        fail(
+            f'invokit serve needs the mcp extra ({missing} is missing): pip install "invokit[mcp]"',
+            USAGE,
+            as_json=as_json,
+        )
+
+
+def _in_use(exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno == errno.EADDRINUSE
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_in_use(e) for e in exc.exceptions)
+    return False
+
+
+def _quiet_shutdown(record: logging.LogRecord) -> bool:
+    return record.getMessage() != "ASGI callable returned without completing response."
+
+
+@contextlib.contextmanager
+def _stop_on_hangup(transport: str) -> Iterator[None]:
+    """Stop the server as Ctrl-C would when its terminal goes away (the tmux session or the
+    window is closed): on SIGHUP, and when the terminal reports a hangup, which is all a
+    process under ``make`` sees, since only the session leader is sent SIGHUP."""
+    if transport != "http":
+        yield
+        return
+
+    def interrupt(*_: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGHUP, interrupt)
+    stop = threading.Event()
+    fd = next((f for f in (0, 1, 2) if os.isatty(f)), None)
+
+    def watch(fd: int) -> None:
+        poller = select.poll()
+        poller.register(fd, 0)  # hangups and errors only: no input is consumed
+        while not stop.is_set():
+            if poller.poll(500):
+                if not stop.is_set():
+                    interrupt()
+                return
+
+    if fd is not None:
+        threading.Thread(target=watch, args=(fd,), name="invokit-hangup", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
+        signal.signal(signal.SIGHUP, previous)
 
 
 class _Server:
@@ -134,6 +255,8 @@ class _Server:
         setup: Setup,
         *,
         token: str | None = None,
+        token_source: str | None = None,
+        allow_shell: tuple[str, ...] = (),
         transport: Literal["stdio", "http"],
         host: str,
         port: int,
@@ -142,6 +265,8 @@ class _Server:
     ) -> None:
         self.setup = setup
         self.token = token
+        self.token_source = token_source
+        self.allow_shell = allow_shell
         self.transport = transport
         self.host = host
         self.port = port
@@ -214,7 +339,18 @@ class _Server:
                             asking=self.asking,
                             state=state,
                             name=self.setup.config.serve.name,
+                            allow_shell=self.allow_shell,
+                            token_source=self.token_source,
                         )
+                    )
+                    self.console.print(
+                        connect_commands(
+                            url,
+                            self.setup,
+                            name=self.setup.config.serve.name,
+                            allow_shell=self.allow_shell,
+                        ),
+                        soft_wrap=True,
                     )
                 else:
                     self.console.print(stdio_banner(self.setup, registry))
