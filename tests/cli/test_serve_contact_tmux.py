@@ -18,11 +18,10 @@ import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env
 from tests.cli.serving import make_root
-from tests.cli.test_serve_tmux import Pane
+from tests.cli.tmux import Pane, needs_tmux
 
-TMUX = shutil.which("tmux")
 MAKE = shutil.which("make")
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt install tmux)")
+pytestmark = needs_tmux
 URL = r"http://127\.0\.0\.1:\d+/mcp\?token=[A-Za-z0-9_-]+"
 
 

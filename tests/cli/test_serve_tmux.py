@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,44 +18,10 @@ import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env
 from tests.cli.serving import http_session, make_root
+from tests.cli.tmux import Pane, needs_tmux
 from tests.mcp.support import Asker, text_of
 
-TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt install tmux)")
-
-
-class Pane:
-    """One tmux server and session of our own (a private socket), driven by keys."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def tmux(self, *args: str) -> str:
-        assert TMUX is not None
-        done = subprocess.run(
-            [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30
-        )
-        return done.stdout
-
-    def text(self) -> str:
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-2000", "-t", "serve")
-
-    def screen(self) -> list[str]:
-        """The visible screen only (no scrollback), as its non-blank lines."""
-        shown = self.tmux("capture-pane", "-p", "-J", "-t", "serve")
-        return [line for line in shown.splitlines() if line.strip()]
-
-    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = re.search(pattern, self.text())
-            if found is not None:
-                return found
-            time.sleep(0.2)
-        raise AssertionError(f"{pattern!r} never appeared:\n{self.text()}")
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "serve", *keys)
+pytestmark = needs_tmux
 
 
 @pytest.fixture

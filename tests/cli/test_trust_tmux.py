@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
-import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,49 +14,13 @@ import pytest
 
 from invokit.cli._trustfile import TRUST_FILE
 from tests.cli.conftest import invokit_bin, subprocess_env
+from tests.cli.tmux import Pane, needs_tmux
 
-TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt install tmux)")
-
-
-class Shell:
-    """A bash in a tmux session of our own (private socket), driven by keys."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def tmux(self, *args: str) -> str:
-        assert TMUX is not None
-        done = subprocess.run(
-            [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30
-        )
-        return done.stdout
-
-    def text(self) -> str:
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-2000", "-t", "trust")
-
-    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = re.search(pattern, self.text())
-            if found is not None:
-                return found
-            time.sleep(0.2)
-        raise AssertionError(f"{pattern!r} never appeared:\n{self.text()}")
-
-    def since(self, marker: str) -> str:
-        """The screen after the last line that is exactly ``marker``."""
-        lines = self.text().splitlines()
-        last = max(i for i, line in enumerate(lines) if line.strip() == marker)
-        return "\n".join(lines[last + 1 :])
-
-    def run(self, command: str) -> None:
-        self.tmux("send-keys", "-t", "trust", "-l", command)
-        self.tmux("send-keys", "-t", "trust", "Enter")
+pytestmark = needs_tmux
 
 
 @pytest.fixture
-def shell(tmp_path: Path) -> Iterator[tuple[Shell, Path, Path]]:
+def shell(tmp_path: Path) -> Iterator[tuple[Pane, Path, Path]]:
     """A terminal in a fresh root, with INVOKIT_STATE_DIR beside it."""
     root = tmp_path / "root"
     root.mkdir()
@@ -71,7 +31,7 @@ def shell(tmp_path: Path) -> Iterator[tuple[Shell, Path, Path]]:
         f"{k}={shlex.quote(env[k])}" for k in ("INVOKIT_STATE_DIR", "PYTHONPATH", "PATH")
     )
     command = f"cd {shlex.quote(str(root))} && env {exports} PS1='$ ' bash --norc --noprofile"
-    terminal = Shell(f"invokit-trust-{os.getpid()}-{tmp_path.name}")
+    terminal = Pane(f"invokit-trust-{os.getpid()}-{tmp_path.name}", session="trust")
     terminal.tmux("new-session", "-d", "-s", "trust", "-x", "200", "-y", "60", command)
     try:
         yield terminal, root, state
@@ -79,7 +39,7 @@ def shell(tmp_path: Path) -> Iterator[tuple[Shell, Path, Path]]:
         terminal.tmux("kill-server")
 
 
-def test_the_trust_question_in_a_terminal(shell: tuple[Shell, Path, Path], tmp_path: Path) -> None:
+def test_the_trust_question_in_a_terminal(shell: tuple[Pane, Path, Path], tmp_path: Path) -> None:
     """The config is shown with its hidden characters visible and its markup inert; "n" starts
     nothing; "y" trusts it and the call runs; the next run does not ask again; an edit asks
     again, and end of input is a no."""
