@@ -126,6 +126,34 @@ def test_a_symlinked_config_is_written_through_the_link(tmp_path: Path) -> None:
     assert "invokit" in _read(target)["mcpServers"]
 
 
+def test_a_link_planted_as_the_backup_is_replaced_not_written_through(tmp_path: Path) -> None:
+    """A symbolic link planted at FILE.bak (by a repository, or a model with a shell) never
+    makes the backup overwrite the file it points to: the link itself is replaced."""
+    root, state = make_root(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {}, "x": "attacker text"}')
+    (tmp_path / "mcp.json.bak").symlink_to(victim)
+    done = _install(state, root, "cursor", "--config-file", str(config))
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "precious"
+    backup = tmp_path / "mcp.json.bak"
+    assert not backup.is_symlink() and _read(backup)["x"] == "attacker text"
+
+
+def test_a_config_link_to_nothing_is_refused(tmp_path: Path) -> None:
+    """A dangling link as the config file is refused in one line: a planted link does not
+    choose where the command creates a file."""
+    root, state = make_root(tmp_path)
+    elsewhere = tmp_path / "victim" / "created.json"
+    link = tmp_path / "other.json"
+    link.symlink_to(elsewhere)
+    done = _install(state, root, "cursor", "--config-file", str(link))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not elsewhere.exists() and not elsewhere.parent.exists()
+
+
 def test_the_token_file_is_shared_with_serve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,3 +161,13 @@ def test_the_token_file_is_shared_with_serve(
     serve serves."""
     monkeypatch.setenv("INVOKIT_STATE_DIR", str(tmp_path / "state"))
     assert project_token(tmp_path)[0] == project_token(tmp_path / ".")[0]
+
+
+def test_a_config_inside_the_served_root_is_noted(tmp_path: Path) -> None:
+    """A client config written inside the served root carries the token where tools can read
+    it: the command says so."""
+    root, state = make_root(tmp_path)
+    config = root / ".cursor" / "mcp.json"
+    done = _install(state, root, "cursor", "--root", str(root), "--config-file", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "inside the served root" in done.stdout

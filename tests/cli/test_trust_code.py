@@ -452,3 +452,27 @@ def test_too_much_code_in_a_search_folder_inside_the_root_is_refused_in_one_line
     assert "more than 2000" in line and "out of the served root" in line, line
     assert "narrower root" in line
     assert not (state / "trusted-configs.json").exists()
+
+
+@pytest.mark.parametrize(
+    "hook", ["sitecustomize.py", "usercustomize.py", "sitecustomize/__init__.py"]
+)
+def test_a_start_up_hook_cannot_be_planted_on_the_python_path_inside_the_root(
+    root: Path, state: Path, tmp_path: Path, hook: str
+) -> None:
+    """Python imports sitecustomize/usercustomize from any folder on its path when it starts,
+    before a pin is compared: writing one into a folder of the path inside the root (here the
+    one a trusted [tools.python] module resolves from) is denied, never asked."""
+    lib = root / "lib"
+    lib.mkdir()
+    (lib / "hooked_tools.py").write_text(PLANTED.format(marker=str(tmp_path / "unused")))
+    config = root / "invokit.toml"
+    config.write_text(
+        '[tools.python]\nimport = ["hooked_tools:tools"]\n'
+        '[policy]\ndefault = "allow"\nallow = ["*"]\n'
+    )
+    assert _run(root, state, "trust", "--yes", str(config), pythonpath=lib).returncode == 0
+    args = {"path": f"lib/{hook}", "content": "raise SystemExit(9)\n", "create_parents": True}
+    done = _run(root, state, "call", "fs.write", "--args", json.dumps(args), pythonpath=lib)
+    assert done.returncode == 1 and "protected" in done.stdout, done
+    assert not (lib / hook).exists()

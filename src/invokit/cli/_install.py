@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 from enum import StrEnum
@@ -97,20 +96,34 @@ def merged(existing: str | None, name: str, entry: dict[str, Any], where: Path) 
 
 def write_config(path: Path, data: dict[str, Any]) -> Path | None:
     """Replace ``path`` with ``data`` atomically, after copying the old file to ``path.bak``
-    (returned; ``None`` when there was no file). A symbolic link is followed: its target is
-    replaced, the link stays. The old file's permissions are kept (0600 for a new one)."""
+    (returned; ``None`` when there was no file). A symbolic link to an existing file is
+    followed: its target is replaced, the link stays; a link to nothing is refused (a planted
+    link must not choose where this command creates a file). The backup replaces whatever is
+    at ``path.bak`` (a link there is replaced, never written through). The old file's
+    permissions are kept (0600 for a new one)."""
+    if path.is_symlink() and not path.exists():
+        raise ValueError(
+            f"{path} is a symbolic link to nothing ({os.readlink(path)}); remove it or name the "
+            "file it should be with --config-file"
+        )
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     backup: Path | None = None
     mode = 0o600
     if target.exists():
         backup = target.with_name(target.name + ".bak")
-        shutil.copy2(target, backup)
         mode = target.stat().st_mode & 0o777
+        _replace(backup, target.read_bytes(), mode)
+    _replace(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode)
+    return backup
+
+
+def _replace(target: Path, content: bytes, mode: int) -> None:
+    """Write ``content`` to a new file beside ``target`` and move it over ``target``."""
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
@@ -119,7 +132,6 @@ def write_config(path: Path, data: dict[str, Any]) -> Path | None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    return backup
 
 
 def register(app: typer.Typer) -> None:
@@ -199,6 +211,12 @@ def register(app: typer.Typer) -> None:
                 f"token kept in {token_file}: start that server before the client",
                 markup=False,
             )
+            if path.resolve().is_relative_to(served.resolve()):
+                out.print(
+                    f"note: {path} lies inside the served root, so the tools can read the token "
+                    "in it; keep the client's configuration outside the root if that matters",
+                    markup=False,
+                )
         else:
             out.print(f"the client launches `invokit serve --stdio --root {served}`", markup=False)
         out.print(f"restart {client.value} to load it", markup=False)

@@ -327,6 +327,10 @@ def code_pins(config: Config, root: Path) -> dict[str, str]:
     return pins
 
 
+STARTUP_HOOKS = ("sitecustomize", "usercustomize")
+"""Modules Python imports by itself when it starts, from any folder on its path."""
+
+
 def code_paths(config: Config) -> tuple[Path, ...]:
     """The paths inside ``config.root`` where code ``config`` runs lives or could be planted:
     for each ``[tools.python]`` module, in each folder it resolves in, ``NAME/``, ``NAME`` with
@@ -340,12 +344,20 @@ def code_paths(config: Config) -> tuple[Path, ...]:
     root = config.root
     out: list[Path] = []
     suffixes = all_suffixes()
+    search = [Path(entry) for entry in sys.path if entry]  # the running interpreter's path
     for top in python_tops(config):
         _, files, folders = locate(top)
         for folder in folders:
             out += [folder / top, folder / "__pycache__"]
             out += [folder / f"{top}{suffix}" for suffix in suffixes]
+        search += folders
         out += files
+    # Python imports these at start-up from any folder on its path, before invokit can compare
+    # a single pin: they must not be plantable, whether they exist or not.
+    for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in search):
+        if _inside(folder, [root]):
+            for hook in STARTUP_HOOKS:
+                out += [folder / hook, *(folder / f"{hook}{suffix}" for suffix in suffixes)]
     cwd = Path(os.path.abspath(os.getcwd()))
     for server in config.mcp_servers:
         start = python_start(server)
