@@ -97,11 +97,18 @@ def write_private(path: Path, text: str) -> None:
     old one.
     """
     private_dir(path.parent)
+    replace_file(path, text.encode("utf-8"))
+
+
+def replace_file(path: Path, content: bytes, mode: int = 0o600) -> None:
+    """Replace ``path`` (or a link at ``path``, which is replaced, never written through) with
+    ``content`` atomically: a new file beside it, synced, then moved over it."""
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:

@@ -9,17 +9,16 @@ kept, the old file is copied to ``FILE.bak`` first, and the new one replaces it 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from invokit._state import replace_file
 from invokit.cli._options import AllowShellOption
 from invokit.cli._output import USAGE, dumps, fail, stdout
 
@@ -113,25 +112,9 @@ def write_config(path: Path, data: dict[str, Any]) -> Path | None:
     if target.exists():
         backup = target.with_name(target.name + ".bak")
         mode = target.stat().st_mode & 0o777
-        _replace(backup, target.read_bytes(), mode)
-    _replace(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode)
+        replace_file(backup, target.read_bytes(), mode)
+    replace_file(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode)
     return backup
-
-
-def _replace(target: Path, content: bytes, mode: int) -> None:
-    """Write ``content`` to a new file beside ``target`` and move it over ``target``."""
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from invokit._canonical import canonical_hash
-from invokit._state import private_dir, state_dir
+from invokit._state import state_dir, write_private
 
 DEFAULT_FILE = "mcp-pins.json"
 
@@ -76,13 +76,8 @@ class PinStore:
         return data if isinstance(data, dict) else {}
 
     def _write(self, data: dict[str, dict[str, dict[str, Any]]]) -> None:
-        private_dir(self.path.parent)
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
         # Atomic: another process reads the old file or the new one, never half of one.
-        os.replace(temp, self.path)
+        write_private(self.path, json.dumps(data, indent=2, sort_keys=True))
 
     def get(self, server: str, tool: str) -> Pin | None:
         """The pin of ``tool`` on ``server``, if it was ever trusted."""

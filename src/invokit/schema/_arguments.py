@@ -310,6 +310,17 @@ def _too_wide(max_items: int) -> MalformedArguments:
     )
 
 
+def _enter(node: Any, depth: int, budget: int, bounds: Bounds) -> int:
+    """Count one container, at ``depth``, against ``bounds``: raise past the depth or the
+    number of values; the budget of values left."""
+    if depth > bounds.depth:
+        raise _too_deep(bounds.depth)
+    budget -= len(node)
+    if budget < 0:
+        raise _too_wide(bounds.items)
+    return budget
+
+
 def _check_shape(value: Any, bounds: Bounds) -> None:
     """Raise when ``value`` nests deeper than ``bounds.depth`` or holds more than
     ``bounds.items`` values; one walk over the containers, stopping at the first breach."""
@@ -317,11 +328,7 @@ def _check_shape(value: Any, bounds: Bounds) -> None:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > bounds.depth:
-            raise _too_deep(bounds.depth)
-        budget -= len(node)
-        if budget < 0:
-            raise _too_wide(bounds.items)
+        budget = _enter(node, depth, budget, bounds)
         for item in node.values() if type(node) is dict else node:
             kind = type(item)
             if kind is dict or kind is list:
@@ -384,11 +391,7 @@ def _check_value(value: Any, bounds: Bounds) -> None:
     while stack:
         node, depth = stack.pop()
         # The same rule as for text: an object or array is one level, even when empty.
-        if depth > bounds.depth:
-            raise _too_deep(bounds.depth)
-        budget -= len(node)
-        if budget < 0:
-            raise _too_wide(bounds.items)
+        budget = _enter(node, depth, budget, bounds)
         if isinstance(node, dict):
             for key, item in node.items():
                 if not isinstance(key, str):
