@@ -256,7 +256,9 @@ class Executor(Reporter):
             return decided
         decision = decided.decision
         if decision.verdict == "ask" and approved is None:
-            granted = await _approving.standing_grant(self, prepared, call, args, decision)
+            granted = await _approving.standing_grant(
+                self, prepared, call, args, decided.requests, decision
+            )
             if granted is None:
                 return await _approving.ask(
                     self, prepared, call, args, decided.requests, decision, ctx, start

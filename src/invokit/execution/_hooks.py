@@ -108,7 +108,7 @@ async def run_before_hooks(
         return checked
     current, requests, decision = checked
     if decision.verdict == "ask" and not (approved is not None and approved.arguments == current):
-        granted = await _approving.standing_grant(ex, prepared, call, current, decision)
+        granted = await _approving.standing_grant(ex, prepared, call, current, requests, decision)
         if granted is None:
             return await _approving.ask(ex, prepared, call, current, requests, decision, ctx, start)
     return await ex._run(

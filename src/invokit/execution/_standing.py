@@ -116,7 +116,12 @@ def _readable(policy: Policy, rule: StandingRule) -> bool:
 
 
 async def standing_grant(
-    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], decision: Decision
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    requests: tuple[PermissionRequest, ...],
+    decision: Decision,
 ) -> ApprovalRequest | bool | None:
     """An approval that already covers this call: an "always" rule of this project, a session
     grant (not for a ``targeted`` ask), or a request a person approved elsewhere for exactly this
@@ -127,7 +132,7 @@ async def standing_grant(
     try:
         await refresh_standing_rules(ex)
         if applicable(ex._always, spec) and (
-            pinned_match(ex, spec, args) is not None or _covered(ex, prepared, call, args)
+            pinned_match(ex, spec, args) is not None or _covered(ex, prepared, args, requests)
         ):
             return True
         if (
@@ -157,14 +162,13 @@ async def standing_grant(
         return None
 
 
-def _covered(ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any]) -> bool:
-    """Whether a standing rule allows this call: the policy with the rules decides again, and
-    allows it with a standing rule among the reasons (an allow rule alone does not answer an ask
-    that ``needs_approval`` raised)."""
-    try:
-        requests = tuple(prepared.tool.permissions(args, ToolContext(call, resources=ex.resources)))
-    except Exception:  # the call's own check refused it already; never a grant
-        return False
+def _covered(
+    ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
+) -> bool:
+    """Whether a standing rule allows this call (its permission requests, as the decision
+    found them): the policy with the rules decides again, and allows it with a standing rule
+    among the reasons (an allow rule alone does not answer an ask that ``needs_approval``
+    raised)."""
     again = standing_policy(ex, prepared).decide(args, requests)
     return again.verdict == "allow" and again.standing
 
