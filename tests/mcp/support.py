@@ -12,10 +12,12 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.memory import create_client_server_memory_streams
 
 APP = Path(__file__).with_name("app.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -27,6 +29,23 @@ def app_env(marker_dir: Path) -> dict[str, str]:
     env["MARKER_DIR"] = str(marker_dir)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
+
+
+@asynccontextmanager
+async def memory_session(server: Any, **client: Any) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with ``server`` (a ``build_server`` result) running in
+    this process over memory streams; ``client`` goes to ``ClientSession`` (callbacks)."""
+    async with (
+        create_client_server_memory_streams() as (client_side, server_side),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(
+            server.run, server_side[0], server_side[1], server.create_initialization_options()
+        )
+        async with ClientSession(client_side[0], client_side[1], **client) as session:
+            await session.initialize()
+            yield session
+        group.cancel_scope.cancel()
 
 
 @asynccontextmanager

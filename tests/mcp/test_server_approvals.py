@@ -31,7 +31,7 @@ from invokit.execution import JsonlAuditSink
 from invokit.mcp import build_server
 from invokit.mcp._elicit import approval_reach, pending_message
 from tests.cli.test_terminal import PipeReader
-from tests.mcp.support import error_meta, text_of
+from tests.mcp.support import error_meta, memory_session, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -42,17 +42,8 @@ async def connected(
 ) -> AsyncIterator[ClientSession]:
     """A real SDK client session to ``build_server`` over memory streams."""
     server = build_server(executor.registry, executor, heartbeat=heartbeat)
-    async with (
-        create_client_server_memory_streams() as (client, server_side),
-        anyio.create_task_group() as group,
-    ):
-        group.start_soon(
-            server.run, server_side[0], server_side[1], server.create_initialization_options()
-        )
-        async with ClientSession(client[0], client[1], elicitation_callback=elicitation) as s:
-            await s.initialize()
-            yield s
-        group.cancel_scope.cancel()
+    async with memory_session(server, elicitation_callback=elicitation) as session:
+        yield session
 
 
 def _executor(tmp_path: Path, **kwargs: Any) -> tuple[Executor, Path, Path]:

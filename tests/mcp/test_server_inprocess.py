@@ -9,10 +9,10 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession, IncomingMessage
-from mcp.shared.memory import create_client_server_memory_streams
 
 from invokit import Executor, ToolRegistry, tool
 from invokit.mcp import ToolServer, build_server
+from tests.mcp.support import memory_session
 
 pytestmark = pytest.mark.anyio
 
@@ -37,17 +37,8 @@ async def connected(registry: ToolRegistry, changed: anyio.Event) -> AsyncIterat
         if isinstance(message, types.ToolListChangedNotification):
             changed.set()
 
-    async with (
-        create_client_server_memory_streams() as (client, server_side),
-        anyio.create_task_group() as group,
-    ):
-        group.start_soon(
-            server.run, server_side[0], server_side[1], server.create_initialization_options()
-        )
-        async with ClientSession(client[0], client[1], message_handler=record) as session:
-            await session.initialize()
-            yield session
-        group.cancel_scope.cancel()
+    async with memory_session(server, message_handler=record) as session:
+        yield session
 
 
 async def test_registry_change_sends_list_changed_and_relists() -> None:
