@@ -30,7 +30,7 @@ def test_split_keeps_names_literal(given: str, parts: tuple[str, ...]) -> None:
     [
         pytest.param("../x", "parent_reference", id="dotdot"),
         pytest.param("a/../../x", "parent_reference", id="inner-dotdot"),
-        pytest.param("a/..", "parent_reference", id="trailing-dotdot"),
+        pytest.param("a/../..", "parent_reference", id="trailing-dotdot"),
         pytest.param("/etc/passwd", "absolute", id="absolute"),
         pytest.param("//x", "absolute", id="double-slash"),
         pytest.param("a\x00b", "nul_byte", id="nul"),
@@ -51,3 +51,17 @@ def test_display_is_canonical() -> None:
     """The canonical spelling joins components, and the root is '.'."""
     assert display(()) == "."
     assert display(split_relative("./a//b/")) == "a/b"
+
+
+@pytest.mark.parametrize(
+    ("given", "parts"),
+    [
+        ("src/../README.md", ("README.md",)),
+        ("a/b/../c", ("a", "c")),
+        ("a/..", ()),
+        ("./a/./b/../../c/", ("c",)),
+    ],
+)
+def test_dotdot_that_stays_inside_is_resolved_by_name(given: str, parts: tuple[str, ...]) -> None:
+    """A '..' that stays inside the root removes the component before it."""
+    assert split_relative(given) == parts

@@ -413,3 +413,30 @@ async def test_policy_sees_requests_before_anything_happens(root: Path, fs: Tool
     assert outcome.result.error is not None
     assert outcome.result.error.kind == "denied"
     assert not (root / "secrets").exists()
+
+
+async def test_dotdot_inside_the_root_is_resolved_and_still_governed(root: Path) -> None:
+    """``sub/../notes.txt`` reads ``notes.txt``; the same spelling cannot dodge a deny rule on
+    the path it resolves to, and a '..' that climbs out is refused saying so."""
+    (root / "sub").mkdir(exist_ok=True)
+    (root / "secret").mkdir()
+    (root / "secret" / "key.txt").write_text("k\n")
+    policy = Policy.from_dict({"deny": ["fs.read(secret/**)"], "allow": ["fs.*"]})
+    executor = Executor(filesystem(root), policy=policy)
+    good = await executor.execute(
+        ToolCall(id="c1", name="fs.read", arguments={"path": "sub/../notes.txt"})
+    )
+    assert isinstance(good, Completed)
+    assert good.result.structured["content"].startswith("one\n")
+    assert good.result.structured["path"] == "notes.txt"
+    dodged = await executor.execute(
+        ToolCall(id="c2", name="fs.read", arguments={"path": "sub/../secret/key.txt"})
+    )
+    assert dodged.result.is_error
+    assert dodged.result.error is not None
+    assert dodged.result.error.kind == "denied"
+    out = await executor.execute(
+        ToolCall(id="c3", name="fs.read", arguments={"path": "sub/../../notes.txt"})
+    )
+    assert out.result.is_error
+    assert "climbs above the root" in out.result.text

@@ -5,6 +5,10 @@ only separator is ``/``. Parsing refuses what can never name something inside th
 absolute paths, NUL bytes, names the kernel would reject as too long) with an
 :class:`~invokit.exceptions.AccessDenied` that says why; everything else is left to the
 component-by-component resolution in :mod:`._jail`, which is what actually keeps paths inside.
+
+``..`` is resolved by name, as the policy resolves it (``src/../README.md`` is ``README.md``),
+before anything touches the file system: a link is never followed to find a parent, and a path
+whose ``..`` would climb above the root is refused.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ def denied(path: str, reason: str, message: str) -> AccessDenied:
 def split_relative(path: str) -> tuple[str, ...]:
     """Split a root-relative path into its components.
 
-    Empty components and ``.`` are dropped, so ``""``, ``"."`` and ``"./"`` all name the root.
+    Empty components and ``.`` are dropped, so ``""``, ``"."`` and ``"./"`` all name the root;
+    ``..`` removes the component before it (``src/../README.md`` is ``README.md``).
 
     Raises:
-        AccessDenied: the path is absolute, climbs with ``..``, holds a NUL byte, cannot be
+        AccessDenied: the path is absolute, climbs above the root with ``..``, holds a NUL byte, cannot be
             encoded for the file system, or is longer than the kernel allows.
     """
     if "\x00" in path:
@@ -56,11 +61,15 @@ def split_relative(path: str) -> tuple[str, ...]:
         if part in ("", "."):
             continue
         if part == "..":
-            raise denied(
-                path,
-                "parent_reference",
-                f"Path {path!r} uses '..'; paths may not climb above the root directory",
-            )
+            if not parts:
+                raise denied(
+                    path,
+                    "parent_reference",
+                    f"Path {path!r} climbs above the root directory with '..'; give a path "
+                    "inside the root (relative to it, without leading '..')",
+                )
+            parts.pop()
+            continue
         if len(os.fsencode(part)) > MAX_NAME_BYTES:
             raise denied(
                 path,
