@@ -21,7 +21,7 @@ from invokit.builtin.filesystem._results import (
     Listing,
     ListingEntry,
 )
-from invokit.builtin.filesystem._walk import walk
+from invokit.builtin.filesystem._walk import VCS_DIRS, walk
 from invokit.exceptions import RetryWithFeedback, ToolFailed
 
 __all__ = ["RESULT_OVERHEAD_CHARS", "glob_paths", "list_directory", "read_file", "stat_entry"]
@@ -197,15 +197,25 @@ def list_directory(
     return Listing(path=display(parts), entries=tuple(entries), truncated=truncated)
 
 
-def glob_paths(jail: Jail, pattern: str, path: str, *, max_results: int) -> GlobResult:
-    """Every entry below ``path`` whose root-relative path matches ``pattern``, sorted."""
+def glob_paths(
+    jail: Jail, pattern: str, path: str, *, max_results: int, include_ignored: bool = False
+) -> GlobResult:
+    """Every entry below ``path`` whose root-relative path matches ``pattern``, sorted; what the
+    ignore files leave out (and ``.git``, ``.hg``, ``.svn``) only with ``include_ignored``."""
     base = split_relative(path)
     if not _is_directory(jail, base):
         raise ToolFailed(f"{display(base)!r} is not a directory", kind="not_a_directory")
     glob = compile_glob(pattern, base)
     matches: list[GlobMatch] = []
     try:
-        for found in walk(jail, glob.start, max_depth=glob.max_depth):
+        found_entries = walk(
+            jail,
+            glob.start,
+            max_depth=glob.max_depth,
+            ignores=not include_ignored,
+            skip=() if include_ignored else VCS_DIRS,
+        )
+        for found in found_entries:
             if glob.matches(found.path):
                 matches.append(GlobMatch(path=found.path, type=found.kind))
     except ToolFailed as error:

@@ -2,9 +2,10 @@
 
 Both engines give the same results for the same tree:
 
-* every regular, singly linked file below the start is searched, as text (``rg --text``), with
-  no ignore files; ``.git``, ``.hg`` and ``.svn`` are skipped; links, special files and
-  hard-linked files are never read;
+* every regular, singly linked file below the start is searched, as text (``rg --text``), except
+  what the ignore files inside the root leave out (see :mod:`._ignore`; ``include_ignored``
+  searches those too; a single file named as the start is always searched); ``.git``, ``.hg``
+  and ``.svn`` are skipped; links, special files and hard-linked files are never read;
 * matching is per line (lines end at ``\\n``); a line holding a NUL byte or invalid UTF-8 is
   binary content and is never reported;
 * results are sorted by path and line number and cut at ``max_results``.
@@ -38,6 +39,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,7 +51,7 @@ from invokit.builtin.filesystem._globbing import compile_component, compile_glob
 from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._results import SearchMatch, SearchResult
-from invokit.builtin.filesystem._walk import walk
+from invokit.builtin.filesystem._walk import VCS_DIRS, ancestor_ignores, walk
 from invokit.exceptions import RetryWithFeedback, ToolError
 
 __all__ = [
@@ -62,7 +64,7 @@ __all__ = [
 ]
 
 Engine = Literal["auto", "ripgrep", "python"]
-SKIPPED_DIRS = (".git", ".hg", ".svn")
+SKIPPED_DIRS = VCS_DIRS
 MAX_LINE_CHARS = 500
 """Longest line text returned; longer lines end with an ellipsis."""
 MAX_PATTERN_CHARS = 4096
@@ -82,6 +84,8 @@ class SearchQuery:
     include: str | None = None
     ignore_case: bool = False
     max_results: int = 100
+    include_ignored: bool = False
+    """Search what ignore files (``.gitignore``, ``.ignore``) leave out too."""
     regex: re.Pattern[str] = field(init=False)
     include_regex: re.Pattern[str] | None = field(init=False)
     include_on_name: bool = field(init=False)
@@ -269,7 +273,7 @@ def _files(jail: Jail, query: SearchQuery, stop: StopSignal) -> Iterator[tuple[s
         fd, _ = jail.open_file(query.base)
         yield display(query.base), fd
         return
-    for entry in walk(jail, query.base, skip=SKIPPED_DIRS):
+    for entry in walk(jail, query.base, skip=SKIPPED_DIRS, ignores=not query.include_ignored):
         if stop.is_set():
             return
         if entry.kind != "file" or not query.includes(entry.path):
@@ -297,7 +301,6 @@ def _ripgrep(
         "--json",
         "--no-config",
         "--no-follow",
-        "--no-ignore",
         "--hidden",
         "--text",
         "--no-messages",
@@ -309,7 +312,36 @@ def _ripgrep(
         argv += ["--glob", f"!{name}"]
     if query.include and query.include_on_name and _SAFE_RG_GLOB.fullmatch(query.include):
         argv += ["--glob", query.include]  # narrows the walk; the same test is applied below
-    argv += ["--regexp", query.pattern, "--"]
+    with _ignore_flags(jail, query, single) as flags:
+        argv += [*flags, "--regexp", query.pattern, "--"]
+        return _run_ripgrep(jail, query, argv, stop, single=single)
+
+
+@contextlib.contextmanager
+def _ignore_flags(jail: Jail, query: SearchQuery, single: bool) -> Iterator[list[str]]:
+    """ripgrep's flags for the ignore files: only those inside the root, the same ones the
+    walker applies; the files of the directories above the base are handed over rewritten
+    relative to the root (ripgrep reads an ``--ignore-file`` relative to its working
+    directory, the root), since ripgrep reads no parent directory's files here."""
+    if query.include_ignored or single:
+        yield ["--no-ignore"]
+        return
+    flags = ["--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"]
+    lines = [
+        line for file in ancestor_ignores(jail, query.base).files for line in file.rooted_lines()
+    ]
+    if not lines:
+        yield flags
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".ignore", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+        handle.flush()
+        yield [*flags, "--ignore-file", handle.name]
+
+
+def _run_ripgrep(
+    jail: Jail, query: SearchQuery, argv: list[str], stop: StopSignal, *, single: bool
+) -> SearchResult | None:
     stdin: int = subprocess.DEVNULL
     if single:
         stdin, _ = jail.open_file(query.base)

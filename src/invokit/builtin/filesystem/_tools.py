@@ -171,17 +171,29 @@ def filesystem(
         return replace(listing, entries=_permitted(ctx, listing.entries))
 
     @reader("glob", permissions=checks.reads("directory", default="."))
-    async def glob(ctx: ToolContext, pattern: str, path: str = ".") -> GlobResult:
+    async def glob(
+        ctx: ToolContext, pattern: str, path: str = ".", include_ignored: bool = False
+    ) -> GlobResult:
         """Find files and directories whose path matches a glob pattern, sorted.
 
         ``*`` and ``?`` stay within one path component, ``**`` spans any number of
-        directories, ``[abc]`` and ``{py,pyi}`` choose. Example: ``src/**/*.py``.
+        directories, ``[abc]`` and ``{py,pyi}`` choose. Example: ``src/**/*.py``. What the
+        project's .gitignore/.ignore files leave out (and .git) is skipped unless
+        ``include_ignored`` is true.
 
         Args:
             pattern: the glob, relative to ``path``.
             path: the directory to search in, relative to the root directory.
+            include_ignored: also match what ignore files (.gitignore, .ignore) leave out.
         """
-        call = functools.partial(glob_paths, jail, pattern, path, max_results=max_entries)
+        call = functools.partial(
+            glob_paths,
+            jail,
+            pattern,
+            path,
+            max_results=max_entries,
+            include_ignored=include_ignored,
+        )
         found = await _abandonable(call)
         return replace(found, matches=_permitted(ctx, found.matches))
 
@@ -193,11 +205,13 @@ def filesystem(
         include: str | None = None,
         ignore_case: bool = False,
         max_results: ResultCap = 100,
+        include_ignored: bool = False,
     ) -> SearchResult:
         """Search file contents for a regular expression; returns matching lines, sorted.
 
-        Matching is per line. Binary content and the .git, .hg and .svn directories are
-        skipped; ignore files (.gitignore) are not applied.
+        Matching is per line. Binary content, the .git, .hg and .svn directories, and what
+        the project's .gitignore/.ignore files leave out are skipped (``include_ignored``
+        searches ignored files too).
 
         Args:
             pattern: a regular expression (Python / Rust syntax, e.g. ``def \\w+\\(``).
@@ -206,6 +220,7 @@ def filesystem(
                 when it contains a ``/``.
             ignore_case: match regardless of case.
             max_results: the most matching lines to return.
+            include_ignored: also search what ignore files (.gitignore, .ignore) leave out.
         """
         # The query is checked and compiled in the worker thread too, never on the event loop.
         query = functools.partial(
@@ -215,6 +230,7 @@ def filesystem(
             include=include,
             ignore_case=ignore_case,
             max_results=max_results,
+            include_ignored=include_ignored,
         )
         found = await run_cancellable(
             functools.partial(_search_with_stop, jail, query, search_engine)

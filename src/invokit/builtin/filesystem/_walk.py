@@ -4,6 +4,10 @@
 each directory relative to its parent's handle with ``O_NOFOLLOW``, lists it with ``scandir`` on
 that handle, and never descends into a link (a directory swapped for a link between the listing
 and the descent fails to open and is skipped).
+
+With ``ignores`` the walk applies the ignore files it meets (see :mod:`._ignore`): those of the
+directories from the root down to the start first, then each directory's own as it is listed; an
+ignored entry is neither yielded nor entered.
 """
 
 from __future__ import annotations
@@ -12,12 +16,16 @@ import os
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from invokit.builtin.filesystem._ignore import IGNORE_FILES, Ignores, read_ignore_files
 from invokit.builtin.filesystem._jail import DIR_FLAGS, EntryKind, Jail
+from invokit.exceptions import ToolError
 
-__all__ = ["MAX_DEPTH", "WalkEntry", "walk"]
+__all__ = ["MAX_DEPTH", "VCS_DIRS", "WalkEntry", "ancestor_ignores", "walk"]
 
 MAX_DEPTH = 256
 """Deepest level any walk descends to, whatever the caller asks."""
+VCS_DIRS = (".git", ".hg", ".svn")
+"""Version-control directories that searches and globs over the project skip."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,6 +50,7 @@ def walk(
     *,
     max_depth: int | None = None,
     skip: Collection[str] = (),
+    ignores: bool = False,
 ) -> Iterator[WalkEntry]:
     """Yield every entry below the directory ``start``, depth first, names sorted per directory.
 
@@ -51,24 +60,43 @@ def walk(
         max_depth: how many levels to descend (1 lists only ``start``); capped at
             :data:`MAX_DEPTH`.
         skip: entry names that are neither yielded nor entered (``.git``).
+        ignores: apply the ignore files (``.gitignore``, ``.ignore``, ``.rgignore``).
     """
     limit = MAX_DEPTH if max_depth is None else min(max_depth, MAX_DEPTH)
     prefix = "/".join(start)
+    rules = ancestor_ignores(jail, start) if ignores else None
     with jail.directory(start) as fd:
-        yield from _walk_fd(fd, prefix, 1, limit, frozenset(skip))
+        yield from _walk_fd(fd, prefix, 1, limit, frozenset(skip), rules)
+
+
+def ancestor_ignores(jail: Jail, start: tuple[str, ...]) -> Ignores:
+    """The ignore files of the directories from the root down to ``start``'s parent."""
+    rules = Ignores()
+    for depth in range(len(start)):
+        parts = start[:depth]
+        try:
+            with jail.directory(parts) as fd:
+                rules = rules.below(read_ignore_files(fd, "/".join(parts), IGNORE_FILES))
+        except (OSError, ToolError):
+            break  # the walk itself reports a missing or unreadable start
+    return rules
 
 
 def _walk_fd(
-    fd: int, prefix: str, depth: int, limit: int, skip: frozenset[str]
+    fd: int, prefix: str, depth: int, limit: int, skip: frozenset[str], rules: Ignores | None
 ) -> Iterator[WalkEntry]:
     with os.scandir(fd) as listing:
         entries = sorted(listing, key=lambda item: item.name)
+    if rules is not None:
+        rules = rules.below(read_ignore_files(fd, prefix, (entry.name for entry in entries)))
     for entry in entries:
         name = entry.name
         if name in skip:
             continue
         path = f"{prefix}/{name}" if prefix else name
         kind = _kind(entry)
+        if rules is not None and rules.ignored(path, name, kind == "directory"):
+            continue
         yield WalkEntry(path=path, kind=kind, depth=depth, entry=entry, dir_fd=fd)
         if kind != "directory" or depth >= limit:
             continue
@@ -77,7 +105,7 @@ def _walk_fd(
         except OSError:
             continue  # gone, unreadable, or swapped for a link since it was listed
         try:
-            yield from _walk_fd(child, path, depth + 1, limit, skip)
+            yield from _walk_fd(child, path, depth + 1, limit, skip, rules)
         finally:
             os.close(child)
 
