@@ -165,7 +165,9 @@ def test_explain_names_winner_and_losers() -> None:
     assert explanation.matches[0].subject == "file_read secret/k"
     assert not explanation.default_used
     text = explanation.render()
-    assert text.splitlines()[0].startswith("fs.read: ask by rule 'fs.read(secret/**)'")
+    assert text.splitlines()[0] == "fs.read: ask, decided by rule 'fs.read(secret/**)'"
+    assert text.splitlines()[1] == "  * ask 'fs.read(secret/**)' on file_read secret/k: decides"
+    assert text.count("fs.read(secret/**)") == 2  # the decision, and its match: said once each
     assert len(text.splitlines()) == 5
     assert explanation.decision.targeted
     assert "session grant does not cover" in text.splitlines()[-1]

@@ -76,14 +76,19 @@ class Explanation:
     """The MCP server this tool belongs to; its hints count only where they restrict."""
 
     def render(self) -> str:
-        """A few lines for a terminal: the decision first, then each matching rule."""
-        decided_by = f"rule {self.decision.rule!r}" if self.decision.rule else "the default"
-        lines = [f"{self.tool}: {self.decision.verdict} by {decided_by}: {self.decision.reason}"]
+        """A few lines for a terminal: the decision first, then each matching rule once."""
+        decision = self.decision
+        decided_by = f"rule {decision.rule!r}" if decision.rule else "the default"
+        head = f"{self.tool}: {decision.verdict}, decided by {decided_by}"
+        if decision.reason and not (decision.rule and decision.rule in decision.reason):
+            head += f" ({decision.reason})"  # only what the rule's name does not say already
+        lines = [head]
         for match in self.matches:
             mark = "*" if match.decisive else "-"
             on = f" on {match.subject}" if match.subject else ""
             kind = "allow always" if match.standing else match.verdict
-            lines.append(f"  {mark} {kind} {match.rule!r} matched{on}")
+            role = "decides" if match.decisive else "also matches"
+            lines.append(f"  {mark} {kind} {match.rule!r}{on}: {role}")
         if not self.matches:
             lines.append(f"  no rule matched; the default for this tool is {self.default}")
         if self.decision.targeted:
