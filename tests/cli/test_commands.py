@@ -45,6 +45,15 @@ def test_tools_table_for_people(cli: Cli) -> None:
     assert code == 0 and "fs.read" in out and "policy: default" in out
 
 
+def test_tables_off_a_terminal_are_not_squeezed(cli: Cli) -> None:
+    """Piped, the tools table keeps each tool on one line, its description whole (no
+    wrapping at 80 columns for a program reading it)."""
+    code, out, _ = cli("tools")
+    line = next(line for line in out.splitlines() if line.startswith("fs.delete "))
+    assert code == 0
+    assert "Delete a file, a link (not what it points to), or a directory." in line
+
+
 def test_policy_explain_names_the_deciding_rule(cli: Cli) -> None:
     """policy explain shows which rule decides a call, without running it."""
     code, out, _ = cli("policy", "explain", "fs.write", "path=a.txt", "content=x", "--json")

@@ -25,9 +25,17 @@ PENDING = 3
 INTERRUPTED = 130
 
 
+OFF_TERMINAL_WIDTH = 1000
+"""The width of output that goes to a pipe or a file: lines are never squeezed to 80 columns
+for a reader that is a program (tables size their columns to their content)."""
+
+
 def stdout() -> Console:
-    """The console for results (stdout)."""
-    return Console(highlight=False, soft_wrap=True)
+    """The console for results (stdout); off a terminal, as wide as the content."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = OFF_TERMINAL_WIDTH
+    return console
 
 
 def stderr() -> Console:
