@@ -69,6 +69,7 @@ async def run(
             ctx.bind_policy(
                 prepared.policy, args, decision.verdict if decision is not None else "ask"
             )
+            ctx.output_limit = prepared.limit
         if not tool._ready:
             await tool.ensure_setup()
         if direct is not None:  # a plain @tool: its own function, no context needed

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from invokit._calls import ToolCall
+    from invokit._spec import OutputLimit
     from invokit.permissions._requests import PermissionRequest
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -38,6 +39,9 @@ class ToolContext:
         resources: shared objects the host put on the executor (clients, pools).
         credentials: what the host supplied when resuming an ``AuthRequired`` interrupt;
             never shown to the model.
+        output_limit: the output limit the executor will apply to this call's result
+            (``None`` when the tool is invoked directly): a tool that pages its output sizes a
+            page to fit it, so the limit never cuts a result that says it is complete.
     """
 
     __slots__ = (
@@ -50,6 +54,7 @@ class ToolContext:
         "_tool_name",
         "call",
         "credentials",
+        "output_limit",
         "resources",
     )
 
@@ -82,6 +87,7 @@ class ToolContext:
         self._policy: Any = None
         self._args: Mapping[str, Any] = _EMPTY
         self._ceiling = "allow"
+        self.output_limit: OutputLimit | None = None
 
     @property
     def call_id(self) -> str:

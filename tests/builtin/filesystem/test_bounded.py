@@ -368,3 +368,29 @@ async def test_read_pages_fit_the_output_limit_and_page_through(
         offset = page["next_offset"]
     assert "".join(pages) == text
     assert len(pages) > 1
+
+
+async def test_read_pages_fit_the_executors_own_smaller_limit(tmp_path: Path) -> None:
+    """The tools declare no limit and the executor's is small (5,000 chars, fail): fs.read
+    sizes its pages to the limit in force (the context says it), so no page fails or is cut
+    and the pages put together are the file."""
+    text = _source(30_000)
+    (tmp_path / "m.py").write_text(text)
+    executor = Executor(
+        filesystem(tmp_path),
+        limits=Limits(output=OutputLimit(max_chars=5_000, mode="fail")),
+        policy=Policy(allow=["fs.*"]),
+    )
+    pages: list[str] = []
+    offset = 1
+    for index in range(100):
+        outcome = await executor.execute(
+            ToolCall(id=f"c{index}", name="fs.read", arguments={"path": "m.py", "offset": offset})
+        )
+        assert isinstance(outcome, Completed), outcome.result.text
+        pages.append(outcome.result.structured["content"])
+        offset = outcome.result.structured["next_offset"]
+        if offset is None:
+            break
+    assert "".join(pages) == text
+    assert len(pages) > 5

@@ -114,13 +114,17 @@ def filesystem(
     checks = Preflight(jail, ProtectedPaths(root, protected))
     factory = _Factory(namespace=namespace, output_limit=output_limit)
     reader = factory.reader
-    # A page of fs.read fits the output limit it will be measured against, so the limit never
-    # cuts a result that says it is complete.
-    read_chars = (output_limit or DEFAULT_OUTPUT_LIMIT).max_chars
+    # A page of fs.read fits the output limit it will be measured against (the executor's, in
+    # the context), so the limit never cuts a result that says it is complete.
+    default_chars = (output_limit or DEFAULT_OUTPUT_LIMIT).max_chars
 
     @reader("read", permissions=checks.reads("content"))
     async def read(
-        path: str, offset: Offset = 1, limit: Count | None = None, binary: bool = False
+        ctx: ToolContext,
+        path: str,
+        offset: Offset = 1,
+        limit: Count | None = None,
+        binary: bool = False,
     ) -> FileContent:
         """Read a text file, or a range of its lines.
 
@@ -141,7 +145,7 @@ def filesystem(
             offset=offset,
             limit=limit,
             max_bytes=max_read_bytes,
-            max_chars=read_chars,
+            max_chars=ctx.output_limit.max_chars if ctx.output_limit else default_chars,
             binary=binary,
         )
         return await _abandonable(call)
