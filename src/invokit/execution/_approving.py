@@ -7,6 +7,7 @@ hot path: every one of them runs only for calls the policy asks about or that we
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -76,6 +77,7 @@ async def ask(
         project=ex.project,
         created_at=now,
         expires_at=now + ex.limits.approval_ttl,
+        trace=_asking_trace(ex, call),
     )
     try:
         await ex.approvals.put(request)
@@ -269,6 +271,30 @@ async def decide_request(
     record = await ex.approvals.get(approval_id)
     request = record.request
     call = request.call
+    if ctx is not None:
+        call = ctx.call or call  # the same execution goes on: report it as that call
+        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
+    # A resume: a new execution of the call, traced as its own span linked to the asking one.
+    traced = _start_resumed(ex, call, request)
+    try:
+        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
+    except BaseException as exc:
+        for sink in traced:
+            sink.abandon(call, time.time(), type(exc).__name__)
+        raise
+
+
+async def _decide_request(
+    ex: Executor,
+    record: ApprovalRecord,
+    answer: ApprovalDecision | None,
+    ctx: ToolContext | None,
+    start: float,
+    on_progress: ProgressCallback | None,
+    call: ToolCall,
+) -> Outcome:
+    request = record.request
+    approval_id = request.id
     if request.project != ex.project:
         # An approval belongs to the project whose executor asked; nothing is recorded here.
         return ex._failed(
@@ -461,6 +487,24 @@ async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
             "nothing can resume it. Call again.",
         )
     return outcome
+
+
+# -- tracing --------------------------------------------------------------------------------
+
+
+def _asking_trace(ex: Executor, call: ToolCall) -> dict[str, str] | None:
+    """The trace context of the asking call's span, when a tracing sink traces it."""
+    otel = sys.modules.get("invokit.execution._otel")
+    return None if otel is None else otel.asking_context(ex.sinks, call)
+
+
+def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest) -> list[Any]:
+    """Start the resumed call's span in each tracing sink, linked to the asking span."""
+    otel = sys.modules.get("invokit.execution._otel")
+    if otel is None or not ex.sinks:
+        return []
+    started: list[Any] = otel.start_resumed(ex.sinks, call, time.time(), request.trace)
+    return started
 
 
 # -- batches and streams -------------------------------------------------------------

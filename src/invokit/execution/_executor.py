@@ -7,6 +7,7 @@ where asked, approved. Every failure becomes a result the model can read.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
@@ -109,7 +110,7 @@ class Executor(Reporter):
         check_state_location(self.registry, approvals, events)
         self.approvals: ApprovalStore = approvals
         self.approver = approver
-        self.hooks = tuple(hooks)
+        self.hooks = tuple(hooks) + _traced(self.registry, events)
         self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
         self._listen(events)
@@ -426,3 +427,10 @@ class Executor(Reporter):
         for sink in self.sinks:
             sink.close()
         await self.approvals.close()
+
+
+def _traced(registry: Registry, events: Sequence[EventSink]) -> tuple[object, ...]:
+    """Tell the tracing sinks among ``events`` (none unless the OpenTelemetry sink was
+    loaded) which tools they trace; the hooks they need."""
+    otel = sys.modules.get("invokit.execution._otel")
+    return () if otel is None else otel.attach(registry, events)
