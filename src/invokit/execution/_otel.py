@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span, Tracer, TracerProvider
 
     from invokit._calls import ToolCall, ToolResult
+    from invokit._spec import ToolSpec
     from invokit.registry._base import Registry
 
 _ENDS = frozenset({"completed", "failed", "interrupted"})
@@ -66,11 +67,13 @@ def _json(value: Any) -> str:
 class _Started:
     """A span started on the caller's task, handed to the writer thread in event order."""
 
-    __slots__ = ("record", "span")
+    __slots__ = ("later", "record", "span")
 
-    def __init__(self, record: Record | Event, span: Span) -> None:
+    def __init__(self, record: Record | Event, span: Span, later: Mapping[str, Any]) -> None:
         self.record = record
         self.span = span
+        # Attributes the writer sets: only what sampling may read is given at the start.
+        self.later = later
 
 
 class _Abandoned:
@@ -137,6 +140,7 @@ class OpenTelemetrySink(BufferedSink):
         self._live_lock = threading.Lock()
         self._results: dict[int, str] = {}
         self._registry: Registry | None = None
+        self._descriptions: dict[str, tuple[ToolSpec, dict[str, Any]]] = {}
         super().__init__(types=types, flush_interval=flush_interval)
         _SINKS.add(self)
 
@@ -157,8 +161,8 @@ class OpenTelemetrySink(BufferedSink):
         def received(record: Record) -> None:
             if self._closed:
                 return
-            span = self._start(record[1], record[2], registry, ())
-            self._buffer.append(_Started(record, span))  # type: ignore[arg-type]
+            span, later = self._start(record[1], record[2], registry, ())
+            self._buffer.append(_Started(record, span, later))  # type: ignore[arg-type]
 
         return received
 
@@ -167,8 +171,9 @@ class OpenTelemetrySink(BufferedSink):
         if event.type != "received" or self._closed:
             super().emit(event)
         elif self.types is None or "received" in self.types:
-            span = self._begin(event.tool, event.call_id, event.session_id, event.time, None, ())
-            self._buffer.append(_Started(event, span))  # type: ignore[arg-type]
+            span = self._begin(event.tool, event.call_id, event.time, ())
+            later = self._later(event.tool, event.session_id, None)
+            self._buffer.append(_Started(event, span, later))  # type: ignore[arg-type]
 
     def _start(
         self,
@@ -177,24 +182,31 @@ class OpenTelemetrySink(BufferedSink):
         registry: Registry | None,
         links: Sequence[Link],
         attributes: Mapping[str, Any] | None = None,
-    ) -> Span:
+    ) -> tuple[Span, dict[str, Any]]:
         name, call_id, session = call.name, call.id, call.session_id
         if type(name) is not str or type(call_id) is not str:
             name, call_id = text_field(name) or "", text_field(call_id) or ""
         if session is not None and type(session) is not str:
             session = text_field(session)
-        span = self._begin(name, call_id, session, when, registry, links, attributes)
+        span = self._begin(name, call_id, when, links, attributes)
         with self._live_lock:
             self._live[id(call)] = span
-        return span
+        return span, self._later(name, session, registry)
+
+    def _later(self, name: str, session: str | None, registry: Registry | None) -> dict[str, Any]:
+        attributes: dict[str, Any] = {}
+        if session is not None:
+            attributes["gen_ai.conversation.id"] = session
+            attributes["invokit.session_id"] = session
+        if registry is not None:
+            attributes.update(self._described(registry, name))
+        return attributes
 
     def _begin(
         self,
         name: str,
         call_id: str,
-        session: str | None,
         when: float,
-        registry: Registry | None,
         links: Sequence[Link],
         extra: Mapping[str, Any] | None = None,
     ) -> Span:
@@ -203,11 +215,6 @@ class OpenTelemetrySink(BufferedSink):
             "gen_ai.tool.name": name,
             "gen_ai.tool.call.id": call_id,
         }
-        if session is not None:
-            attributes["gen_ai.conversation.id"] = session
-            attributes["invokit.session_id"] = session
-        if registry is not None:
-            attributes.update(_described(registry, name))
         if extra:
             attributes.update(extra)
         return self._tracer.start_span(
@@ -217,6 +224,32 @@ class OpenTelemetrySink(BufferedSink):
             links=links,
             start_time=int(when * _NS),
         )
+
+    def _described(self, registry: Registry, name: str) -> Mapping[str, Any]:
+        """``gen_ai.tool.description`` and ``gen_ai.tool.type`` of the tool ``name``:
+        ``extension`` for a tool of a remote (MCP) server, ``function`` for a local one
+        (kept per spec: a changed tool is described again)."""
+        from invokit.permissions._rules import remote_server
+
+        try:
+            found = registry.get(name)
+            spec = found.current_spec() if found is not None else None
+        except Exception:  # a tool that cannot say what it is: no description
+            return {}
+        if spec is None:
+            return {}
+        cached = self._descriptions.get(name)
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        out: dict[str, Any] = {
+            "gen_ai.tool.type": "extension" if remote_server(spec) is not None else "function"
+        }
+        if spec.description:
+            out["gen_ai.tool.description"] = spec.description
+        if len(self._descriptions) >= 4096:
+            self._descriptions.clear()
+        self._descriptions[name] = (spec, out)
+        return out
 
     def live_span(self, call: ToolCall) -> Span | None:
         """The span of ``call`` while it runs (started by this sink), else ``None``."""
@@ -238,8 +271,8 @@ class OpenTelemetrySink(BufferedSink):
             ).get_span_context()
             if found.is_valid:
                 links.append(self._trace.Link(found, {"invokit.link": "approval"}))
-        span = self._start(call, when, self._registry, links, {"invokit.resumed": True})
-        self._buffer.append(_Started(("received", call, when, {}), span))  # type: ignore[arg-type]
+        span, later = self._start(call, when, self._registry, links, {"invokit.resumed": True})
+        self._buffer.append(_Started(("received", call, when, {}), span, later))  # type: ignore[arg-type]
 
     def abandon(self, call: ToolCall, when: float, error: str) -> None:
         """End the span of a resumed call that raised instead of reporting its end."""
@@ -256,9 +289,8 @@ class OpenTelemetrySink(BufferedSink):
         key = self._key(event)
         span = self._spans.get(key)
         if span is None:  # no ``received`` recorded: a span without the caller's context
-            span = self._begin(
-                event.tool, event.call_id, event.session_id, event.time, self._registry, ()
-            )
+            span = self._begin(event.tool, event.call_id, event.time, ())
+            span.set_attributes(self._later(event.tool, event.session_id, None))
             self._spans[key] = span
         return span
 
@@ -271,6 +303,8 @@ class OpenTelemetrySink(BufferedSink):
                 record = started.record
                 event = record if isinstance(record, Event) else record_event(record)
                 self._spans[self._key(event)] = started.span
+                if started.later:
+                    started.span.set_attributes(started.later)
                 self._last[self._key(event)] = int(event.time * _NS)
                 if self.capture_content and "arguments" in event.data:
                     self._arguments(started.span, event.data["arguments"])
@@ -384,26 +418,6 @@ class OpenTelemetrySink(BufferedSink):
         with self._live_lock:
             self._live.clear()
         _SINKS.discard(self)
-
-
-def _described(registry: Registry, name: str) -> dict[str, Any]:
-    """``gen_ai.tool.description`` and ``gen_ai.tool.type`` of the tool ``name``: ``extension``
-    for a tool of a remote (MCP) server, ``function`` for a local one."""
-    from invokit.permissions._rules import remote_server
-
-    try:
-        found = registry.get(name)
-        spec = found.current_spec() if found is not None else None
-    except Exception:  # a tool that cannot say what it is: no description
-        return {}
-    if spec is None:
-        return {}
-    out: dict[str, Any] = {
-        "gen_ai.tool.type": "extension" if remote_server(spec) is not None else "function"
-    }
-    if spec.description:
-        out["gen_ai.tool.description"] = spec.description
-    return out
 
 
 # -- what the executor, the approval path and the MCP client ask ------------------------------
