@@ -111,15 +111,32 @@ def test_interrupted_is_no_error_and_open_spans_end_on_close(
 ) -> None:
     """An interrupted call ends without error; spans still open end when the sink closes."""
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    sink.emit(event("received", "a"))
+    sink.emit(event("received", "b"))
     sink.emit(event("started", "a"))
-    sink.emit(event("started", "b"))
     sink.emit(event("interrupted", "a", kind="approval", id="apr_1"))
+    sink.emit(event("approval_resolved", "z", approved=False))  # no execution: no span
     sink.close()
     a, b = _named(exporter, "execute_tool")
     assert (a.attributes or {})["invokit.outcome"] == "interrupted"
     assert (a.attributes or {})["invokit.interrupt"] == "approval"
     assert a.status.status_code is StatusCode.UNSET
     assert (b.attributes or {})["invokit.outcome"] == "unfinished"
+
+
+def test_without_received_spans_start_at_the_first_step(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """A sink that does not record received starts a span at a call's first step."""
+    sink = OpenTelemetrySink(
+        tracer_provider=provider, flush_interval=60, types=["started", "completed"]
+    )
+    sink.emit(event("started", "a"))
+    sink.emit(event("completed", "a", is_error=False))
+    sink.flush()
+    (span,) = _named(exporter, "execute_tool")
+    assert [e.name for e in span.events] == ["invokit.started", "invokit.completed"]
+    sink.close()
 
 
 def test_global_provider_by_default() -> None:

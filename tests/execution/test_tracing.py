@@ -376,3 +376,57 @@ async def test_untraced_mcp_call_sends_no_trace_context(tmp_path: Path) -> None:
     from invokit.execution._otel import outgoing_meta
 
     assert outgoing_meta(ToolCall(id="c1", name="x")) is None
+
+
+async def test_inline_approval_is_one_span(
+    registry: ToolRegistry, provider: TracerProvider, exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """A call approved inline stays one span, from received to completed, with the approval
+    steps as its events (the store hands back its own copy of the call: SQLite)."""
+
+    async def approver(request: object) -> bool:
+        return True
+
+    sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    store = SqliteApprovalStore(tmp_path / "approvals.sqlite3")
+    executor = Executor(
+        registry, approvals=store, approver=approver, events=[sink], project=PROJECT
+    )
+    outcome = await executor.execute(ToolCall(id="c1", name="delete", arguments={"path": "a"}))
+    assert isinstance(outcome, Completed)
+    sink.flush()
+    (span,) = _spans(exporter, "execute_tool delete")
+    names = [e.name for e in span.events]
+    assert "invokit.approval_requested" in names and "invokit.approval_resolved" in names
+    assert _attrs(span)["invokit.outcome"] == "completed"
+    assert sink._live == {} and sink._spans == {}
+    await executor.aclose()
+
+
+async def test_resumed_external_call_has_its_own_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """A call the host runs (declaration-only tool) ends its span at the interrupt; the resume
+    with the host's result is a span of its own that completes."""
+    from invokit import ToolAnnotations, declare
+    from invokit.execution import ExternalCall
+
+    lookup = declare(
+        "lookup",
+        "Look a word up.",
+        {"type": "object", "properties": {"word": {"type": "string"}}},
+        annotations=ToolAnnotations(read_only=True),
+    )
+    sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    executor = Executor([lookup], events=[sink], project=PROJECT)
+    outcome = await executor.execute(ToolCall(id="c1", name="lookup", arguments={"word": "x"}))
+    assert isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ExternalCall)
+    resumed = await executor.resume(outcome.interrupt, result="found")
+    assert isinstance(resumed, Completed)
+    sink.flush()
+    asking, running = _spans(exporter, "execute_tool lookup")
+    assert _attrs(asking)["invokit.interrupt"] == "external"
+    assert _attrs(running)["invokit.resumed"] is True
+    assert _attrs(running)["invokit.outcome"] == "completed"
+    assert sink._live == {} and sink._spans == {}
+    await executor.aclose()

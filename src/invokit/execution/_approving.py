@@ -317,7 +317,7 @@ async def _decide_request(
             approval_id, "it was used already; an approval runs its call once"
         )
     if answer is not None:
-        refused = await apply_answer(ex, record, answer, start)
+        refused = await apply_answer(ex, record, answer, start, call)
         if isinstance(refused, Failed):
             return refused
         record = refused
@@ -376,13 +376,17 @@ async def _decide_request(
 
 
 async def apply_answer(
-    ex: Executor, record: ApprovalRecord, answer: ApprovalDecision, start: float
+    ex: Executor,
+    record: ApprovalRecord,
+    answer: ApprovalDecision,
+    start: float,
+    call: ToolCall | None = None,
 ) -> ApprovalRecord | Failed:
     """Record ``answer`` on a pending request, or reconcile it with a decision made elsewhere:
     a "no" withdraws an unused "yes"; a "yes" does not change a "no"; a "yes" for other
     arguments than the ones approved runs nothing."""
     request = record.request
-    call = request.call
+    call = call or request.call  # the execution going on, when there is one
     approval_id = request.id
     if record.status == "pending":
         try:
@@ -449,6 +453,7 @@ async def resume_other(
     ex._interrupts.pop(interrupt_id, None)
     interrupt = interrupt_from_dict(await ex.approvals.take_interrupt(interrupt_id))
     call = interrupt.call
+    _start_resumed(ex, call, None)  # a new execution of the call: its own span
     if isinstance(interrupt, ExternalCall):
         outcome = value_to_result(call, result)
         outcome = replace(outcome, duration=perf_counter() - start)
@@ -498,12 +503,14 @@ def _asking_trace(ex: Executor, call: ToolCall) -> dict[str, str] | None:
     return None if otel is None else otel.asking_context(ex.sinks, call)
 
 
-def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest) -> list[Any]:
-    """Start the resumed call's span in each tracing sink, linked to the asking span."""
+def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
+    """Start the resumed call's span in each tracing sink, linked to the asking span (the
+    request's, for an approval)."""
     otel = sys.modules.get("invokit.execution._otel")
     if otel is None or not ex.sinks:
         return []
-    started: list[Any] = otel.start_resumed(ex.sinks, call, time.time(), request.trace)
+    asked = request.trace if request is not None else None
+    started: list[Any] = otel.start_resumed(ex.sinks, call, time.time(), asked)
     return started
 
 

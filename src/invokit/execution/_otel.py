@@ -285,10 +285,16 @@ class OpenTelemetrySink(BufferedSink):
     def _key(event: Event) -> tuple[int, str | None, str]:
         return (event.execution, event.session_id, event.call_id)
 
-    def _span(self, event: Event) -> Span:
+    def _span(self, event: Event) -> Span | None:
         key = self._key(event)
         span = self._spans.get(key)
-        if span is None:  # no ``received`` recorded: a span without the caller's context
+        if span is None:
+            if self.types is None or "received" in self.types:
+                # Every execution started a span when it was received (or resumed): this is
+                # no execution's step (a request withdrawn from outside a call), or its span
+                # ended already.
+                return None
+            # ``received`` is not recorded: a span from the first step, without a parent.
             span = self._begin(event.tool, event.call_id, event.time, ())
             span.set_attributes(self._later(event.tool, event.session_id, None))
             self._spans[key] = span
@@ -313,12 +319,16 @@ class OpenTelemetrySink(BufferedSink):
                 abandoned: _Abandoned = item
                 event = record_event(abandoned.record)
                 event.data = {"kind": "raised", "message": abandoned.error, "is_error": True}
-                self._finish(self._span(event), event, int(event.time * _NS))
+                span = self._span(event)
+                if span is not None:
+                    self._finish(span, event, int(event.time * _NS))
                 continue
             self._step(item)
 
     def _step(self, event: Event) -> None:
         span = self._span(event)
+        if span is None:
+            return
         key = self._key(event)
         when = int(event.time * _NS)
         data = event.data
