@@ -430,3 +430,21 @@ async def test_resumed_external_call_has_its_own_span(
     assert _attrs(running)["invokit.outcome"] == "completed"
     assert sink._live == {} and sink._spans == {}
     await executor.aclose()
+
+
+def test_server_takes_the_trace_context_from_meta() -> None:
+    """Without an MCP SDK span in the way, a traceparent in _meta becomes the current span
+    context while the call runs, and is gone after it; nothing changes without one."""
+    from invokit.mcp._server import _trace_context
+
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with _trace_context({"traceparent": traceparent, "progress_token": 3}):
+        inside = trace.get_current_span().get_span_context()
+    assert format(inside.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
+    assert format(inside.span_id, "016x") == "b7ad6b7169203331"
+    assert inside.is_remote
+    assert not trace.get_current_span().get_span_context().is_valid
+    with _trace_context({"traceparent": "garbage"}):
+        assert not trace.get_current_span().get_span_context().is_valid
+    with _trace_context(None):
+        assert not trace.get_current_span().get_span_context().is_valid
