@@ -1,111 +1,33 @@
-"""OpenTelemetry spans from events, recorded by a minimal in-process TracerProvider.
-
-The dev environment has ``opentelemetry-api`` but not the SDK, so the provider below is a
-small, complete implementation of the API's abstract tracer and span classes that keeps what
-it is given.
-"""
+"""The OpenTelemetry sink on its own: events become spans named and attributed by the GenAI
+conventions, recorded by the SDK's in-memory exporter."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode
-from opentelemetry.util.types import Attributes
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from invokit.exceptions import MissingExtra
 from invokit.execution._events import Event
 from invokit.execution._otel import OpenTelemetrySink
 
 
-class RecordedSpan(Span):
-    """A span that keeps its name, times, attributes, events and status."""
-
-    def __init__(self, name: str, attributes: Attributes, start_time: int | None) -> None:
-        self.name = name
-        self.attributes: dict[str, Any] = dict(attributes or {})
-        self.start_time = start_time
-        self.end_time: int | None = None
-        self.events: list[tuple[str, dict[str, Any], int | None]] = []
-        self.status = Status(StatusCode.UNSET)
-
-    def end(self, end_time: int | None = None) -> None:
-        self.end_time = end_time if end_time is not None else -1
-
-    def get_span_context(self) -> SpanContext:
-        return trace.INVALID_SPAN_CONTEXT
-
-    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        self.attributes.update(attributes)
-
-    def set_attribute(self, key: str, value: Any) -> None:
-        self.attributes[key] = value
-
-    def add_event(
-        self, name: str, attributes: Attributes = None, timestamp: int | None = None
-    ) -> None:
-        self.events.append((name, dict(attributes or {}), timestamp))
-
-    def update_name(self, name: str) -> None:
-        self.name = name
-
-    def is_recording(self) -> bool:
-        return self.end_time is None
-
-    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
-        self.status = status if isinstance(status, Status) else Status(status, description)
-
-    def record_exception(
-        self,
-        exception: BaseException,
-        attributes: Attributes = None,
-        timestamp: int | None = None,
-        escaped: bool = False,
-    ) -> None:
-        self.add_event("exception", {"message": str(exception)}, timestamp)
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
 
 
-class RecordingTracer(trace.Tracer):
-    """Starts :class:`RecordedSpan` objects and keeps them in order."""
-
-    def __init__(self) -> None:
-        self.spans: list[RecordedSpan] = []
-
-    def start_span(
-        self,
-        name: str,
-        context: Context | None = None,
-        kind: SpanKind = SpanKind.INTERNAL,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        start_time: int | None = None,
-        record_exception: bool = True,
-        set_status_on_exception: bool = True,
-    ) -> RecordedSpan:
-        span = RecordedSpan(name, attributes, start_time)
-        self.spans.append(span)
-        return span
-
-    @contextmanager
-    def start_as_current_span(  # type: ignore[override]
-        self, name: str, *args: Any, **kwargs: Any
-    ) -> Iterator[RecordedSpan]:
-        yield self.start_span(name)
-
-
-class RecordingProvider(trace.TracerProvider):
-    """Hands out one shared :class:`RecordingTracer`."""
-
-    def __init__(self) -> None:
-        self.tracer = RecordingTracer()
-
-    def get_tracer(self, *args: Any, **kwargs: Any) -> RecordingTracer:
-        return self.tracer
+@pytest.fixture
+def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider
+    provider.shutdown()
 
 
 def event(type_: str, call_id: str = "c1", at: float = 100.0, **data: object) -> Event:
@@ -120,63 +42,101 @@ def event(type_: str, call_id: str = "c1", at: float = 100.0, **data: object) ->
     )
 
 
-def test_one_span_per_call_with_step_events() -> None:
-    """A call becomes one span from `received` to `completed`, each step a span event."""
-    provider = RecordingProvider()
+def _named(exporter: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:
+    return [s for s in exporter.get_finished_spans() if s.name.startswith(prefix)]
+
+
+def test_one_span_per_call_with_a_decision_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """A call becomes one execute_tool span from received to completed, its steps span events
+    and its policy decision a child apply_guardrail span."""
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
     sink.emit(event("received", at=100.0))
+    sink.emit(event("validated", at=100.25, arguments={"path": "a"}))
     sink.emit(event("decided", at=100.5, verdict="ask", rule="fs.*", reason="r"))
     sink.emit(event("approval_resolved", at=101.0, approved=True, by="ana", requests=[{"a": 1}]))
     sink.emit(event("completed", at=102.0, is_error=False, duration=0.5))
     sink.flush()
-    (span,) = provider.tracer.spans
-    assert span.name == "invokit.tool fs.write"
+    (span,) = _named(exporter, "execute_tool")
+    assert span.name == "execute_tool fs.write"
     assert span.start_time == 100_000_000_000
     assert span.end_time == 102_000_000_000
-    assert span.attributes["invokit.call_id"] == "c1"
-    assert span.attributes["invokit.session_id"] == "s1"
-    assert span.attributes["invokit.policy.verdict"] == "ask"
-    assert span.attributes["invokit.outcome"] == "completed"
-    assert span.status.status_code is StatusCode.OK
-    names = [name for name, _, _ in span.events]
-    assert names == ["decided", "approval_resolved", "completed"]
-    resolved = span.events[1][1]
+    attributes = dict(span.attributes or {})
+    assert attributes["gen_ai.operation.name"] == "execute_tool"
+    assert attributes["gen_ai.tool.name"] == "fs.write"
+    assert attributes["gen_ai.tool.call.id"] == "c1"
+    assert attributes["gen_ai.conversation.id"] == "s1"
+    assert attributes["invokit.decision"] == "ask"
+    assert attributes["invokit.rule"] == "fs.*"
+    assert attributes["invokit.outcome"] == "completed"
+    assert "gen_ai.tool.call.arguments" not in attributes  # content is opt-in
+    assert span.status.status_code is StatusCode.UNSET
+    names = [e.name for e in span.events]
+    assert names == ["invokit.validated", "invokit.approval_resolved", "invokit.completed"]
+    resolved = dict(span.events[1].attributes or {})
     assert resolved["invokit.by"] == "ana"
     assert resolved["invokit.requests"] == '[{"a": 1}]'
+    (decision,) = _named(exporter, "apply_guardrail")
+    assert decision.name == "apply_guardrail invokit.policy"
+    assert decision.parent is not None and decision.parent.span_id == span.context.span_id
+    assert decision.context.trace_id == span.context.trace_id
+    assert (decision.start_time, decision.end_time) == (100_250_000_000, 100_500_000_000)
+    decided = dict(decision.attributes or {})
+    assert decided["gen_ai.security.decision.type"] == "ask"
+    assert decided["gen_ai.security.policy.id"] == "fs.*"
+    assert decided["gen_ai.security.target.id"] == "c1"
     sink.close()
 
 
-def test_failure_sets_error_status() -> None:
-    """A failed call or an error result ends its span with status ERROR and the kind."""
-    provider = RecordingProvider()
+def test_failure_sets_error_type(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
+    """A failed call or an error result ends its span with status ERROR and error.type."""
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
     sink.emit(event("received", "c1"))
     sink.emit(event("failed", "c1", kind="timeout", message="too slow"))
     sink.emit(event("received", "c2"))
     sink.emit(event("completed", "c2", is_error=True, kind="denied", message="no"))
     sink.flush()
-    first, second = provider.tracer.spans
+    first, second = _named(exporter, "execute_tool")
     assert first.status.status_code is StatusCode.ERROR
     assert first.status.description == "too slow"
-    assert first.attributes["invokit.error.kind"] == "timeout"
+    assert (first.attributes or {})["error.type"] == "timeout"
     assert second.status.status_code is StatusCode.ERROR
-    assert second.attributes["invokit.error.kind"] == "denied"
+    assert (second.attributes or {})["error.type"] == "denied"
     sink.close()
 
 
-def test_interleaved_calls_and_unfinished_spans() -> None:
-    """Interleaved calls get their own spans; spans still open end when the sink closes."""
-    provider = RecordingProvider()
+def test_interrupted_is_no_error_and_open_spans_end_on_close(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """An interrupted call ends without error; spans still open end when the sink closes."""
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    sink.emit(event("received", "a"))
+    sink.emit(event("received", "b"))
     sink.emit(event("started", "a"))
-    sink.emit(event("started", "b"))
-    sink.emit(event("interrupted", "a", reason="approval"))
+    sink.emit(event("interrupted", "a", kind="approval", id="apr_1"))
+    sink.emit(event("approval_resolved", "z", approved=False))  # no execution: no span
     sink.close()
-    a, b = provider.tracer.spans
-    assert a.attributes["invokit.outcome"] == "interrupted"
+    a, b = _named(exporter, "execute_tool")
+    assert (a.attributes or {})["invokit.outcome"] == "interrupted"
+    assert (a.attributes or {})["invokit.interrupt"] == "approval"
     assert a.status.status_code is StatusCode.UNSET
-    assert b.attributes["invokit.outcome"] == "unfinished"
-    assert b.end_time is not None
+    assert (b.attributes or {})["invokit.outcome"] == "unfinished"
+
+
+def test_without_received_spans_start_at_the_first_step(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """A sink that does not record received starts a span at a call's first step."""
+    sink = OpenTelemetrySink(
+        tracer_provider=provider, flush_interval=60, types=["started", "completed"]
+    )
+    sink.emit(event("started", "a"))
+    sink.emit(event("completed", "a", is_error=False))
+    sink.flush()
+    (span,) = _named(exporter, "execute_tool")
+    assert [e.name for e in span.events] == ["invokit.started", "invokit.completed"]
+    sink.close()
 
 
 def test_global_provider_by_default() -> None:
@@ -196,7 +156,9 @@ def test_missing_api_is_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.anyio
-async def test_same_call_id_in_two_sessions_gives_two_spans() -> None:
+async def test_same_call_id_in_two_sessions_gives_two_spans(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
     """Two sessions' calls that share an id (MCP request ids are per connection), running at
     the same time through one executor, get a span each, each with its own events."""
     import anyio
@@ -212,14 +174,12 @@ async def test_same_call_id_in_two_sessions_gives_two_spans() -> None:
         await gate.wait()
         return label
 
-    provider = RecordingProvider()
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
     executor = Executor([wait], events=[sink])
-    results: dict[str, object] = {}
 
     async def run(session: str) -> None:
         call = ToolCall(id="1", name="wait", arguments={"label": session}, session_id=session)
-        results[session] = await executor.execute(call)
+        await executor.execute(call)
 
     async with anyio.create_task_group() as group:
         group.start_soon(run, "alice")
@@ -227,20 +187,24 @@ async def test_same_call_id_in_two_sessions_gives_two_spans() -> None:
         await anyio.sleep(0.01)
         gate.set()
     sink.flush()
-    spans = provider.tracer.spans
+    spans = _named(exporter, "execute_tool")
     assert len(spans) == 2
-    assert sorted(s.attributes["invokit.session_id"] for s in spans) == ["alice", "bob"]
+    assert sorted(str((s.attributes or {})["gen_ai.conversation.id"]) for s in spans) == [
+        "alice",
+        "bob",
+    ]
     for span in spans:
-        names = [name for name, _, _ in span.events]
-        assert names.count("validated") == names.count("started") == 1
-        assert names.count("completed") == 1 and span.end_time is not None
+        names = [e.name for e in span.events]
+        assert names.count("invokit.validated") == names.count("invokit.started") == 1
+        assert names.count("invokit.completed") == 1
     sink.close()
 
 
-def test_same_call_id_different_executions_are_separate_spans() -> None:
+def test_same_call_id_different_executions_are_separate_spans(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
     """Events of two executions with the same call id and session are kept apart by their
     execution identity."""
-    provider = RecordingProvider()
     sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
     for kind, execution in [
         ("received", 1),
@@ -254,8 +218,8 @@ def test_same_call_id_different_executions_are_separate_spans() -> None:
         step.execution = execution
         sink.emit(step)
     sink.flush()
-    first, second = provider.tracer.spans
-    assert [n for n, _, _ in first.events] == ["started", "completed"]
-    assert [n for n, _, _ in second.events] == ["started", "completed"]
-    assert first.end_time is not None and second.end_time is not None
+    first, second = _named(exporter, "execute_tool")
+    assert [e.name for e in first.events] == ["invokit.started", "invokit.completed"]
+    assert [e.name for e in second.events] == ["invokit.started", "invokit.completed"]
+    assert first.context.span_id != second.context.span_id
     sink.close()

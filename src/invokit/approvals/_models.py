@@ -62,6 +62,9 @@ class ApprovalRequest:
     """``time.time()`` when it was asked."""
     expires_at: float
     """After this it counts as denied; nothing is approved by a timeout."""
+    trace: dict[str, str] | None = None
+    """The W3C trace context (``traceparent``, ``tracestate``) of the span of the call that
+    asked, when it was traced: the resumed call's span links to it, in any process."""
 
     @classmethod
     def create(
@@ -136,7 +139,7 @@ class ApprovalRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; :meth:`from_dict` rebuilds an equal request."""
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "call": self.call.to_dict(),
             "tool": self.tool,
@@ -151,6 +154,9 @@ class ApprovalRequest:
             "created_at": self.created_at,
             "expires_at": self.expires_at,
         }
+        if self.trace is not None:
+            data["trace"] = dict(self.trace)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
@@ -168,7 +174,16 @@ class ApprovalRequest:
             project=data.get("project"),
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
+            trace=_trace(data.get("trace")),
         )
+
+
+def _trace(value: Any) -> dict[str, str] | None:
+    """A stored trace context, text keys and values only (anything else is dropped)."""
+    if not isinstance(value, Mapping):
+        return None
+    kept = {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+    return kept or None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

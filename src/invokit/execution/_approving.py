@@ -7,6 +7,7 @@ hot path: every one of them runs only for calls the policy asks about or that we
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -54,9 +55,13 @@ async def ask(
     start: float,
 ) -> Outcome:
     """Record an approval request; ask the inline approver if there is one (bounded by the
-    request's lifetime), else interrupt."""
+    request's lifetime), else interrupt. A call asked about before under the same id (a
+    framework runs it again on resume) gets its earlier approval back (:func:`rejoin`)."""
     from invokit.approvals import ApprovalRequest
 
+    again = await rejoin(ex, prepared, call, args, ctx, start)
+    if again is not None:
+        return again
     now = time.time()
     request = ApprovalRequest(
         id=new_id("apr_", 16),
@@ -72,6 +77,7 @@ async def ask(
         project=ex.project,
         created_at=now,
         expires_at=now + ex.limits.approval_ttl,
+        trace=_asking_trace(ex, call),
     )
     try:
         await ex.approvals.put(request)
@@ -97,6 +103,80 @@ async def ask(
     if isinstance(answer, Failed):
         return answer
     return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+
+
+async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+    """The newest approval this executor's project recorded for the call ``call_id`` of
+    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
+    there is none or the store cannot say."""
+    if type(call_id) is not str:
+        return None
+    try:
+        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
+    except Exception:  # a store that cannot look up (or a legacy one): ask anew
+        return None
+
+
+def same_call(record: ApprovalRecord, prepared: Prepared, args: dict[str, Any]) -> bool:
+    """Whether ``record`` asked about exactly this call: the tool version and arguments."""
+    request = record.request
+    return (
+        request.tool == prepared.spec.name
+        and request.spec_fingerprint == prepared.spec.fingerprint
+        and request.arguments_hash == canonical_hash(args)
+    )
+
+
+def final_no(record: ApprovalRecord) -> bool:
+    """Whether ``record`` holds a person's "no" that still answers its call: denied by
+    someone (a withdrawal by the executor is not an answer: the call may ask again) within
+    the request's lifetime."""
+    decision = record.decision
+    return (
+        record.status == "denied"
+        and decision is not None
+        and decision.by != "executor"
+        and not record.request.expired()
+    )
+
+
+async def rejoin(
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+) -> Outcome | None:
+    """The call asked about before under this id, session and project, with these arguments:
+    still pending, the same :class:`ApprovalRequired` (the same approval id); approved
+    meanwhile, it runs (consuming the approval, once); denied by a person, the denial. Other
+    arguments under the same id withdraw the earlier approval. ``None``: ask anew."""
+    record = await earlier(ex, call.id, call.session_id)
+    if record is None:
+        return None
+    request = record.request
+    if not same_call(record, prepared, args):
+        if record.status in ("pending", "approved"):
+            await withdraw(ex, request, "the call was made again with other arguments")
+        return None
+    if record.status == "pending":
+        if ex.approver is None:
+            return ex._interrupted(ApprovalRequired(request=request))
+        answer = await ask_approver(ex, request, start)
+        if isinstance(answer, Failed):
+            return answer
+        return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+    if record.status == "approved":
+        emit_resolved(ex, call, request, record.decision, consumed=True)
+        try:
+            return await decide_request(ex, request.id, None, ctx=ctx, start=start)
+        except ApprovalAlreadyUsed:  # another retry ran it meanwhile: this one asks anew
+            return None
+    if final_no(record):
+        assert record.decision is not None
+        return ex._failed(call, start, "approval_denied", denied_by(request, record.decision))
+    return None  # used, expired or withdrawn: ask again
 
 
 async def ask_approver(
@@ -191,6 +271,30 @@ async def decide_request(
     record = await ex.approvals.get(approval_id)
     request = record.request
     call = request.call
+    if ctx is not None:
+        call = ctx.call or call  # the same execution goes on: report it as that call
+        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
+    # A resume: a new execution of the call, traced as its own span linked to the asking one.
+    traced = _start_resumed(ex, call, request)
+    try:
+        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
+    except BaseException as exc:
+        for sink in traced:
+            sink.abandon(call, time.time(), type(exc).__name__)
+        raise
+
+
+async def _decide_request(
+    ex: Executor,
+    record: ApprovalRecord,
+    answer: ApprovalDecision | None,
+    ctx: ToolContext | None,
+    start: float,
+    on_progress: ProgressCallback | None,
+    call: ToolCall,
+) -> Outcome:
+    request = record.request
+    approval_id = request.id
     if request.project != ex.project:
         # An approval belongs to the project whose executor asked; nothing is recorded here.
         return ex._failed(
@@ -213,7 +317,7 @@ async def decide_request(
             approval_id, "it was used already; an approval runs its call once"
         )
     if answer is not None:
-        refused = await apply_answer(ex, record, answer, start)
+        refused = await apply_answer(ex, record, answer, start, call)
         if isinstance(refused, Failed):
             return refused
         record = refused
@@ -272,13 +376,17 @@ async def decide_request(
 
 
 async def apply_answer(
-    ex: Executor, record: ApprovalRecord, answer: ApprovalDecision, start: float
+    ex: Executor,
+    record: ApprovalRecord,
+    answer: ApprovalDecision,
+    start: float,
+    call: ToolCall | None = None,
 ) -> ApprovalRecord | Failed:
     """Record ``answer`` on a pending request, or reconcile it with a decision made elsewhere:
     a "no" withdraws an unused "yes"; a "yes" does not change a "no"; a "yes" for other
     arguments than the ones approved runs nothing."""
     request = record.request
-    call = request.call
+    call = call or request.call  # the execution going on, when there is one
     approval_id = request.id
     if record.status == "pending":
         try:
@@ -345,6 +453,7 @@ async def resume_other(
     ex._interrupts.pop(interrupt_id, None)
     interrupt = interrupt_from_dict(await ex.approvals.take_interrupt(interrupt_id))
     call = interrupt.call
+    _start_resumed(ex, call, None)  # a new execution of the call: its own span
     if isinstance(interrupt, ExternalCall):
         outcome = value_to_result(call, result)
         outcome = replace(outcome, duration=perf_counter() - start)
@@ -383,6 +492,26 @@ async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
             "nothing can resume it. Call again.",
         )
     return outcome
+
+
+# -- tracing --------------------------------------------------------------------------------
+
+
+def _asking_trace(ex: Executor, call: ToolCall) -> dict[str, str] | None:
+    """The trace context of the asking call's span, when a tracing sink traces it."""
+    otel = sys.modules.get("invokit.execution._otel")
+    return None if otel is None else otel.asking_context(ex.sinks, call)
+
+
+def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
+    """Start the resumed call's span in each tracing sink, linked to the asking span (the
+    request's, for an approval)."""
+    otel = sys.modules.get("invokit.execution._otel")
+    if otel is None or not ex.sinks:
+        return []
+    asked = request.trace if request is not None else None
+    started: list[Any] = otel.start_resumed(ex.sinks, call, time.time(), asked)
+    return started
 
 
 # -- batches and streams -------------------------------------------------------------

@@ -7,6 +7,7 @@ where asked, approved. Every failure becomes a result the model can read.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         ApprovalStore,
         StandingRule,
     )
+    from invokit.execution._checking import CallCheck
     from invokit.permissions import Decision, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
@@ -108,7 +110,7 @@ class Executor(Reporter):
         check_state_location(self.registry, approvals, events)
         self.approvals: ApprovalStore = approvals
         self.approver = approver
-        self.hooks = tuple(hooks)
+        self.hooks = tuple(hooks) + _traced(self.registry, events)
         self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
         self._listen(events)
@@ -386,6 +388,26 @@ class Executor(Reporter):
         prepared = self._lookup(call.name)
         return "shared" if prepared is None else prepared.spec.effective_concurrency
 
+    async def check(self, call: ToolCall) -> CallCheck:
+        """What ``execute(call)`` would decide, without running anything: lookup, validation,
+        preflight and the policy (the same decision function), then the approvals already
+        given (a pending or answered approval of this call id, standing rules, session
+        grants). Nothing is stored, invoked, asked or reported; never raises for bad input
+        (``CallCheck.error`` says why the call could not run)."""
+        from invokit.execution._checking import check
+
+        return await check(self, call)
+
+    async def pending(
+        self, call_id: str, *, session_id: str | None = None
+    ) -> ApprovalRequest | None:
+        """The approval still waiting for the call ``call_id`` of ``session_id`` in this
+        executor's project (looked up in the store, so in any process), else ``None``."""
+        from invokit.execution._approving import earlier
+
+        record = await earlier(self, call_id, session_id)
+        return record.request if record is not None and record.status == "pending" else None
+
     async def explain(self, call: ToolCall) -> Any:
         """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
         validation and preflight); raises for an unknown tool or invalid arguments."""
@@ -405,3 +427,10 @@ class Executor(Reporter):
         for sink in self.sinks:
             sink.close()
         await self.approvals.close()
+
+
+def _traced(registry: Registry, events: Sequence[EventSink]) -> tuple[object, ...]:
+    """Tell the tracing sinks among ``events`` (none unless the OpenTelemetry sink was
+    loaded) which tools they trace; the hooks they need."""
+    otel = sys.modules.get("invokit.execution._otel")
+    return () if otel is None else otel.attach(registry, events)

@@ -1,29 +1,54 @@
-"""OpenTelemetry spans from executor events: one span per call, one span event per step.
+"""OpenTelemetry spans for tool calls, by the GenAI semantic conventions.
 
-``opentelemetry-api`` is imported when the sink is made, not when invokit is: without it the
-sink raises :class:`MissingExtra`. Spans carry the event times, so they are built off the hot
-path, in the sink's writer thread, and still show when each step happened.
+One span per execution of a call, ``execute_tool {tool}`` (kind INTERNAL) with
+``gen_ai.operation.name = "execute_tool"``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+``gen_ai.tool.description`` and ``gen_ai.tool.type`` where the tool is known,
+``gen_ai.conversation.id`` (the session) and ``error.type`` (the error kind) on failure; the
+policy decision is its child span ``apply_guardrail invokit.policy``; invokit's own attributes
+are under ``invokit.*``. Arguments and results (``gen_ai.tool.call.arguments`` /
+``gen_ai.tool.call.result``) are recorded only with ``capture_content=True``.
+
+The span is started on the caller's task when the call is received, so it is a child of the
+caller's current span (an agent's ``invoke_agent``, an MCP server's request); everything else
+(step events, the decision span, the end) is done by the sink's writer thread with the times
+the steps happened. ``opentelemetry-api`` is imported when the sink is made, not when invokit
+is: without it the sink raises :class:`MissingExtra`.
+
+A call that waits for approval ends its span at ``interrupted`` (not an error: it is control
+flow); the asking span's context is kept in the approval request (``ApprovalRequest.trace``),
+and the span of the resumed call, in this process or another, links to it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invokit.exceptions import MissingExtra
 from invokit.execution._audit_buffer import BufferedSink, jsonable
-from invokit.execution._events import Event
+from invokit.execution._events import Event, text_field
+from invokit.execution._recording import Record, record_event
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span, Tracer, TracerProvider
+    from opentelemetry.trace import Link, Span, Tracer, TracerProvider
+
+    from invokit._calls import ToolCall, ToolResult
+    from invokit._spec import ToolSpec
+    from invokit.registry._base import Registry
 
 _ENDS = frozenset({"completed", "failed", "interrupted"})
 _NS = 1_000_000_000
+_SINKS: weakref.WeakSet[OpenTelemetrySink] = weakref.WeakSet()
+"""Open sinks, so the MCP client and the approval path find the span of a call in flight."""
 
 
 def _attributes(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenTelemetry attribute values: scalars, lists of scalars, else JSON text."""
+    """OpenTelemetry attribute values: scalars, lists of text, else JSON text."""
     out: dict[str, Any] = {}
     for key, value in jsonable(dict(data)).items():
         name = f"{prefix}.{key}"
@@ -35,17 +60,57 @@ def _attributes(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class OpenTelemetrySink(BufferedSink):
-    """Turns each call's events into an OpenTelemetry span named ``invokit.tool <name>``.
+def _json(value: Any) -> str:
+    return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
 
-    The span starts at ``received``, gets a span event for each step (``decided``,
-    ``approval_requested`` …) and ends at ``completed``, ``failed`` or ``interrupted``
-    (status ERROR for ``failed`` or an error result).
+
+class _Started:
+    """A span started on the caller's task, handed to the writer thread in event order."""
+
+    __slots__ = ("later", "record", "span")
+
+    def __init__(self, record: Record | Event, span: Span, later: Mapping[str, Any]) -> None:
+        self.record = record
+        self.span = span
+        # Attributes the writer sets: only what sampling may read is given at the start.
+        self.later = later
+
+
+class _Abandoned:
+    """A resumed call that raised before it reported its end (an approval used already)."""
+
+    __slots__ = ("error", "record")
+
+    def __init__(self, record: Record, error: str) -> None:
+        self.record = record
+        self.error = error
+
+
+class _Results:
+    """The ``after_call`` hook that keeps each call's result for ``gen_ai.tool.call.result``
+    (only with ``capture_content``)."""
+
+    def __init__(self, sink: OpenTelemetrySink) -> None:
+        self._sink = weakref.ref(sink)
+
+    async def after_call(self, call: ToolCall, result: ToolResult) -> None:
+        sink = self._sink()
+        if sink is not None and not sink._closed:
+            value = result.structured if result.structured is not None else result.text
+            sink._results[id(call)] = value if isinstance(value, str) else _json(value)
+
+
+class OpenTelemetrySink(BufferedSink):
+    """Turns each call's events into an ``execute_tool {tool}`` span (see the module).
 
     Args:
         tracer_provider: where spans go; ``None`` uses the global provider.
-        types: the event types to record; ``None`` records all.
+        types: the event types to record; ``None`` records all (``received`` starts the span
+            in the caller's context; without it spans start at the first step, with no parent).
         flush_interval: seconds between background batches.
+        capture_content: also record the arguments (``gen_ai.tool.call.arguments``) and the
+            result (``gen_ai.tool.call.result``); off by default, as the conventions ask
+            (they may hold personal data). ``credentials`` are never recorded.
 
     Raises:
         MissingExtra: ``opentelemetry-api`` is not installed.
@@ -57,67 +122,300 @@ class OpenTelemetrySink(BufferedSink):
         tracer_provider: TracerProvider | None = None,
         types: Iterable[str] | None = None,
         flush_interval: float = 0.2,
+        capture_content: bool = False,
     ) -> None:
         try:
-            from opentelemetry import trace
+            from opentelemetry import context, trace
         except ImportError:
             raise MissingExtra("OpenTelemetry spans", "otel") from None
         self._trace = trace
+        self._context = context
         self._tracer: Tracer = trace.get_tracer("invokit", tracer_provider=tracer_provider)
+        self.capture_content = capture_content
         # Keyed by execution, not call id: two sessions' calls may share an id.
         self._spans: dict[tuple[int, str | None, str], Span] = {}
+        self._last: dict[tuple[int, str | None, str], int] = {}
+        # The span of each call in flight, by call object, for lookups on the caller's task.
+        self._live: dict[int, Span] = {}
+        self._live_lock = threading.Lock()
+        self._results: dict[int, str] = {}
+        self._registry: Registry | None = None
+        self._descriptions: dict[str, tuple[ToolSpec, dict[str, Any]]] = {}
         super().__init__(types=types, flush_interval=flush_interval)
+        _SINKS.add(self)
+
+    # -- on the caller's task ---------------------------------------------------------------
+
+    def attach(self, registry: Registry) -> tuple[object, ...]:
+        """Called by an :class:`~invokit.execution.Executor` given this sink: the tools it
+        traces (for their descriptions), and the hooks it needs (``capture_content``)."""
+        self._registry = registry
+        return (_Results(self),) if self.capture_content else ()
+
+    def recorder(self, kind: str) -> Callable[[Record], None] | None:
+        put = super().recorder(kind)
+        if kind != "received" or put is None:
+            return put
+        registry = self._registry  # the executor asking now: its tools describe its spans
+
+        def received(record: Record) -> None:
+            if self._closed:
+                return
+            span, later = self._start(record[1], record[2], registry, ())
+            self._buffer.append(_Started(record, span, later))  # type: ignore[arg-type]
+
+        return received
+
+    def emit(self, event: Event) -> None:
+        """Buffer one event; ``received`` starts its span here, in the caller's context."""
+        if event.type != "received" or self._closed:
+            super().emit(event)
+        elif self.types is None or "received" in self.types:
+            span = self._begin(event.tool, event.call_id, event.time, ())
+            later = self._later(event.tool, event.session_id, None)
+            self._buffer.append(_Started(event, span, later))  # type: ignore[arg-type]
+
+    def _start(
+        self,
+        call: ToolCall,
+        when: float,
+        registry: Registry | None,
+        links: Sequence[Link],
+        attributes: Mapping[str, Any] | None = None,
+    ) -> tuple[Span, dict[str, Any]]:
+        name, call_id, session = call.name, call.id, call.session_id
+        if type(name) is not str or type(call_id) is not str:
+            name, call_id = text_field(name) or "", text_field(call_id) or ""
+        if session is not None and type(session) is not str:
+            session = text_field(session)
+        span = self._begin(name, call_id, when, links, attributes)
+        with self._live_lock:
+            self._live[id(call)] = span
+        return span, self._later(name, session, registry)
+
+    def _later(self, name: str, session: str | None, registry: Registry | None) -> dict[str, Any]:
+        attributes: dict[str, Any] = {}
+        if session is not None:
+            attributes["gen_ai.conversation.id"] = session
+            attributes["invokit.session_id"] = session
+        if registry is not None:
+            attributes.update(self._described(registry, name))
+        return attributes
+
+    def _begin(
+        self,
+        name: str,
+        call_id: str,
+        when: float,
+        links: Sequence[Link],
+        extra: Mapping[str, Any] | None = None,
+    ) -> Span:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+        }
+        if extra:
+            attributes.update(extra)
+        return self._tracer.start_span(
+            f"execute_tool {name}",
+            kind=self._trace.SpanKind.INTERNAL,
+            attributes=attributes,
+            links=links,
+            start_time=int(when * _NS),
+        )
+
+    def _described(self, registry: Registry, name: str) -> Mapping[str, Any]:
+        """``gen_ai.tool.description`` and ``gen_ai.tool.type`` of the tool ``name``:
+        ``extension`` for a tool of a remote (MCP) server, ``function`` for a local one
+        (kept per spec: a changed tool is described again)."""
+        from invokit.permissions._rules import remote_server
+
+        try:
+            found = registry.get(name)
+            spec = found.current_spec() if found is not None else None
+        except Exception:  # a tool that cannot say what it is: no description
+            return {}
+        if spec is None:
+            return {}
+        cached = self._descriptions.get(name)
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        out: dict[str, Any] = {
+            "gen_ai.tool.type": "extension" if remote_server(spec) is not None else "function"
+        }
+        if spec.description:
+            out["gen_ai.tool.description"] = spec.description
+        if len(self._descriptions) >= 4096:
+            self._descriptions.clear()
+        self._descriptions[name] = (spec, out)
+        return out
+
+    def live_span(self, call: ToolCall) -> Span | None:
+        """The span of ``call`` while it runs (started by this sink), else ``None``."""
+        return self._live.get(id(call))
+
+    def start_resumed(self, call: ToolCall, when: float, asked: Mapping[str, str] | None) -> None:
+        """Start the span of a resumed call in the caller's context, linked to the span that
+        asked (its W3C ``traceparent`` carrier, kept in the approval request)."""
+        if self._closed:
+            return
+        links = []
+        if asked:
+            from opentelemetry.trace.propagation.tracecontext import (
+                TraceContextTextMapPropagator,
+            )
+
+            found = self._trace.get_current_span(
+                TraceContextTextMapPropagator().extract(dict(asked))
+            ).get_span_context()
+            if found.is_valid:
+                links.append(self._trace.Link(found, {"invokit.link": "approval"}))
+        span, later = self._start(call, when, self._registry, links, {"invokit.resumed": True})
+        self._buffer.append(_Started(("received", call, when, {}), span, later))  # type: ignore[arg-type]
+
+    def abandon(self, call: ToolCall, when: float, error: str) -> None:
+        """End the span of a resumed call that raised instead of reporting its end."""
+        if not self._closed:
+            self._buffer.append(_Abandoned(("failed", call, when, {}), error))  # type: ignore[arg-type]
+
+    # -- on the writer thread ---------------------------------------------------------------
 
     @staticmethod
     def _key(event: Event) -> tuple[int, str | None, str]:
         return (event.execution, event.session_id, event.call_id)
 
-    def _span(self, event: Event) -> Span:
-        span = self._spans.get(self._key(event))
+    def _span(self, event: Event) -> Span | None:
+        key = self._key(event)
+        span = self._spans.get(key)
         if span is None:
-            attributes: dict[str, Any] = {
-                "invokit.call_id": event.call_id,
-                "invokit.tool": event.tool,
-            }
-            if event.session_id is not None:
-                attributes["invokit.session_id"] = event.session_id
-            span = self._tracer.start_span(
-                f"invokit.tool {event.tool}",
-                kind=self._trace.SpanKind.INTERNAL,
-                attributes=attributes,
-                start_time=int(event.time * _NS),
-            )
-            self._spans[self._key(event)] = span
+            if self.types is None or "received" in self.types:
+                # Every execution started a span when it was received (or resumed): this is
+                # no execution's step (a request withdrawn from outside a call), or its span
+                # ended already.
+                return None
+            # ``received`` is not recorded: a span from the first step, without a parent.
+            span = self._begin(event.tool, event.call_id, event.time, ())
+            span.set_attributes(self._later(event.tool, event.session_id, None))
+            self._spans[key] = span
         return span
 
     def _write(self, events: list[Event]) -> None:
-        for event in events:
-            span = self._span(event)
-            when = int(event.time * _NS)
-            if event.type != "received":
-                span.add_event(event.type, _attributes("invokit", event.data), timestamp=when)
-            if event.type == "decided":
-                span.set_attributes(_attributes("invokit.policy", event.data))
-            if event.type in _ENDS:
-                self._end(span, event, when)
-                del self._spans[self._key(event)]
+        items: list[Any] = events  # events, and the markers this sink buffers itself
+        for item in items:
+            kind = type(item)
+            if kind is _Started:
+                started: _Started = item
+                record = started.record
+                event = record if isinstance(record, Event) else record_event(record)
+                self._spans[self._key(event)] = started.span
+                if started.later:
+                    started.span.set_attributes(started.later)
+                self._last[self._key(event)] = int(event.time * _NS)
+                if self.capture_content and "arguments" in event.data:
+                    self._arguments(started.span, event.data["arguments"])
+                continue
+            if kind is _Abandoned:
+                abandoned: _Abandoned = item
+                event = record_event(abandoned.record)
+                event.data = {"kind": "raised", "message": abandoned.error, "is_error": True}
+                span = self._span(event)
+                if span is not None:
+                    self._finish(span, event, int(event.time * _NS))
+                continue
+            self._step(item)
 
-    def _end(self, span: Span, event: Event, when: int) -> None:
+    def _step(self, event: Event) -> None:
+        span = self._span(event)
+        if span is None:
+            return
+        key = self._key(event)
+        when = int(event.time * _NS)
+        data = event.data
+        if event.type == "decided":
+            self._decision(span, event, self._last.get(key, when), when)
+        elif event.type == "received":
+            if self.capture_content and "arguments" in data:
+                self._arguments(span, data["arguments"])
+        else:
+            span.add_event(f"invokit.{event.type}", _attributes("invokit", data), timestamp=when)
+        if event.type == "validated" and self.capture_content:
+            self._arguments(span, data.get("arguments"))
+        elif event.type == "approval_requested" and isinstance(data.get("id"), str):
+            span.set_attribute("invokit.approval_id", data["id"])
+        self._last[key] = when
+        if event.type in _ENDS:
+            self._finish(span, event, when)
+
+    def _arguments(self, span: Span, arguments: Any) -> None:
+        if arguments is not None:
+            span.set_attribute(
+                "gen_ai.tool.call.arguments",
+                arguments if isinstance(arguments, str) else _json(arguments),
+            )
+
+    def _decision(self, span: Span, event: Event, began: int, when: int) -> None:
+        """The policy's decision: attributes on the tool span, and its own child span."""
+        data = event.data
+        verdict, rule, reason = data.get("verdict"), data.get("rule"), data.get("reason")
+        mine: dict[str, Any] = {}
+        if isinstance(verdict, str):
+            mine["invokit.decision"] = verdict
+        if isinstance(rule, str):
+            mine["invokit.rule"] = rule
+        span.set_attributes(mine)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "apply_guardrail",
+            "gen_ai.guardian.name": "invokit.policy",
+            "gen_ai.security.target.type": "tool_call",
+            "gen_ai.security.target.id": event.call_id,
+            **mine,
+        }
+        if isinstance(verdict, str):
+            attributes["gen_ai.security.decision.type"] = verdict
+        if isinstance(rule, str):
+            attributes["gen_ai.security.policy.id"] = rule
+        if isinstance(reason, str):
+            attributes["invokit.reason"] = reason
+        child = self._tracer.start_span(
+            "apply_guardrail invokit.policy",
+            context=self._trace.set_span_in_context(span),
+            kind=self._trace.SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=min(began, when),
+        )
+        child.end(end_time=when)
+
+    def _finish(self, span: Span, event: Event, when: int) -> None:
+        key = self._key(event)
+        data = event.data
         span.set_attribute("invokit.outcome", event.type)
-        failed = event.type == "failed" or event.data.get("is_error") is True
-        if failed:
-            kind = event.data.get("kind")
+        if event.type == "interrupted":
+            kind = data.get("kind")
             if isinstance(kind, str):
-                span.set_attribute("invokit.error.kind", kind)
-            message = event.data.get("message")
+                span.set_attribute("invokit.interrupt", kind)
+        failed = event.type == "failed" or data.get("is_error") is True
+        if failed:
+            kind = data.get("kind")
+            span.set_attribute("error.type", kind if isinstance(kind, str) else "_OTHER")
+            message = data.get("message")
             span.set_status(
                 self._trace.Status(
                     self._trace.StatusCode.ERROR, message if isinstance(message, str) else None
                 )
             )
-        elif event.type == "completed":
-            span.set_status(self._trace.Status(self._trace.StatusCode.OK))
+        result = self._results.pop(event.execution, None)
+        if self.capture_content:
+            if event.type == "completed" and "arguments" in data:
+                self._arguments(span, data["arguments"])
+            if result is not None:
+                span.set_attribute("gen_ai.tool.call.result", result)
         span.end(end_time=when)
+        self._spans.pop(key, None)
+        self._last.pop(key, None)
+        with self._live_lock:
+            if self._live.get(event.execution) is span:
+                del self._live[event.execution]
 
     def _release(self) -> None:
         # Calls still open when the sink closes end now, so their spans are not lost.
@@ -125,3 +423,91 @@ class OpenTelemetrySink(BufferedSink):
             span.set_attribute("invokit.outcome", "unfinished")
             span.end()
         self._spans.clear()
+        self._last.clear()
+        self._results.clear()
+        with self._live_lock:
+            self._live.clear()
+        _SINKS.discard(self)
+
+
+# -- what the executor, the approval path and the MCP client ask ------------------------------
+
+
+def attach(registry: Registry, events: Iterable[object]) -> tuple[object, ...]:
+    """Tell the tracing sinks among ``events`` the executor's tools; the hooks they need."""
+    hooks: list[object] = []
+    for sink in events:
+        if isinstance(sink, OpenTelemetrySink):
+            hooks.extend(sink.attach(registry))
+    return tuple(hooks)
+
+
+def _tracing(sinks: Iterable[object]) -> list[OpenTelemetrySink]:
+    return [s for s in sinks if isinstance(s, OpenTelemetrySink) and not s._closed]
+
+
+def asking_context(sinks: Iterable[object], call: ToolCall) -> dict[str, str] | None:
+    """The W3C trace context (``traceparent``, ``tracestate``) of ``call``'s span, to keep
+    in its approval request; ``None`` when no sink traces it."""
+    for sink in _tracing(sinks):
+        span = sink.live_span(call)
+        if span is None:
+            continue
+        from opentelemetry.trace import set_span_in_context
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        carrier: dict[str, str] = {}
+        TraceContextTextMapPropagator().inject(carrier, context=set_span_in_context(span))
+        return carrier or None
+    return None
+
+
+def start_resumed(
+    sinks: Iterable[object], call: ToolCall, when: float, asked: Mapping[str, str] | None
+) -> list[OpenTelemetrySink]:
+    """Start the resumed call's span in each tracing sink; the sinks that started one."""
+    started = _tracing(sinks)
+    for sink in started:
+        sink.start_resumed(call, when, asked)
+    return started
+
+
+def _live_span(call: ToolCall | None) -> Span | None:
+    if call is None or "opentelemetry.trace" not in sys.modules:
+        return None
+    for sink in list(_SINKS):
+        span = sink.live_span(call)
+        if span is not None:
+            return span
+    return None
+
+
+@contextlib.contextmanager
+def current_span_of(call: ToolCall | None) -> Iterator[None]:
+    """``call``'s span as the current span (when a sink traces it), so what the tool does
+    meanwhile (an MCP request, with the SDK's own client span) nests under it."""
+    span = _live_span(call)
+    if span is None:
+        yield
+        return
+    from opentelemetry import context, trace
+
+    token = context.attach(trace.set_span_in_context(span))
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
+def outgoing_meta(call: ToolCall | None) -> dict[str, str] | None:
+    """The trace context to send with a remote call (MCP ``_meta``): the span of ``call`` if
+    a sink traces it, else the caller's current span; ``None`` when OpenTelemetry is not in
+    use (never imported) or there is no span."""
+    if "opentelemetry.trace" not in sys.modules:
+        return None
+    from opentelemetry import propagate, trace
+
+    span = _live_span(call)
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=trace.set_span_in_context(span) if span is not None else None)
+    return carrier or None

@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from invokit._calls import ToolResult
 from invokit._spec import ToolName
 from invokit.exceptions import InvalidToolDefinition, ToolFailed
+from invokit.execution._otel import current_span_of, outgoing_meta
 from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
 from invokit.mcp._pins import PinStore, remote_fingerprint
@@ -481,12 +482,16 @@ class MCPToolset(Registry):
             except MCPConnectionError as exc:
                 raise ToolFailed(str(exc), kind="unavailable") from exc
             try:
-                result = await session.call_tool(
-                    remote_name,
-                    args,
-                    read_timeout_seconds=self.call_timeout,
-                    progress_callback=forward,
-                )
+                # The call's span is current while the request goes out: the SDK's client
+                # span nests under it, and the server's span joins this trace (``_meta``).
+                with current_span_of(ctx.call):
+                    result = await session.call_tool(
+                        remote_name,
+                        args,
+                        read_timeout_seconds=self.call_timeout,
+                        progress_callback=forward,
+                        meta=_trace_meta(ctx),
+                    )
             except MCPError as exc:
                 if exc.code == types.REQUEST_TIMEOUT:
                     raise ToolFailed(
@@ -517,6 +522,13 @@ class MCPToolset(Registry):
             self._session = None
         if self._stop is not None:
             self._stop.set()
+
+
+def _trace_meta(ctx: ToolContext) -> types.RequestParamsMeta | None:
+    """The trace context (``traceparent``, ``tracestate``) for the request's ``_meta``: the
+    span of this call, so the server's span joins the caller's trace; ``None`` untraced."""
+    carrier = outgoing_meta(ctx.call)
+    return None if carrier is None else types.RequestParamsMeta(**carrier)  # type: ignore[typeddict-item]
 
 
 def _to_result(name: str, result: types.CallToolResult) -> ToolResult:

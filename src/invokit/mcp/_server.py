@@ -13,10 +13,11 @@ client that sent a progress token receives heartbeat progress notifications.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -150,9 +151,10 @@ class ToolServer:
     async def _run(
         self, ctx: Context, call: ToolCall, reporter: _ProgressReporter | None
     ) -> dict[str, Any]:
-        outcome = await self.executor.execute(call, on_progress=reporter)
-        if isinstance(outcome, Interrupted):
-            return await self._interrupted(ctx, outcome, reporter)
+        with _trace_context(ctx.meta):
+            outcome = await self.executor.execute(call, on_progress=reporter)
+            if isinstance(outcome, Interrupted):
+                return await self._interrupted(ctx, outcome, reporter)
         return self._answer(outcome.result)
 
     async def _pending_for(self, call: ToolCall) -> list[ApprovalRequest]:
@@ -386,3 +388,33 @@ def build_server(
         "notifications/initialized", types.NotificationParams, handlers.initialized
     )
     return server
+
+
+@contextlib.contextmanager
+def _trace_context(meta: Mapping[str, Any] | None) -> Iterator[None]:
+    """The client's trace context (``traceparent`` in the request's ``_meta``) as the current
+    one while the call runs, so its span joins the client's trace (when OpenTelemetry is
+    installed)."""
+    if not meta or not isinstance(meta.get("traceparent"), str):
+        yield
+        return
+    try:
+        from opentelemetry import context, propagate, trace
+    except ImportError:
+        yield
+        return
+    carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
+    extracted = propagate.extract(carrier)
+    remote = trace.get_current_span(extracted).get_span_context()
+    if not remote.is_valid or trace.get_current_span().get_span_context().trace_id == (
+        remote.trace_id
+    ):
+        # Nothing usable, or the SDK's server span already joined the client's trace: the
+        # tool span nests under that one.
+        yield
+        return
+    token = context.attach(extracted)
+    try:
+        yield
+    finally:
+        context.detach(token)
