@@ -28,7 +28,13 @@ class ScriptedLlm(BaseLlm):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         self.requests.append([c.model_copy(deep=True) for c in llm_request.contents])
-        yield LlmResponse(content=self.script.pop(0), turn_complete=True)
+        yield LlmResponse(
+            content=self.script.pop(0),
+            turn_complete=True,
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=0, candidates_token_count=0, total_token_count=0
+            ),
+        )
 
     def function_responses_read(self) -> list[types.FunctionResponse]:
         """The function responses in the model's last request."""
