@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from google.genai import types
 
-from invokit import Executor, ToolRegistry, tool
+from invokit import Executor, Limits, ToolRegistry, tool
 from invokit.approvals import SqliteApprovalStore
 from invokit.integrations.google_adk import InvokitToolset
 from invokit.permissions import Policy
@@ -154,3 +156,42 @@ async def test_edited_arguments_are_decided_again(executor: Executor, notes: Not
     assert read.response is not None
     assert read.response["kind"] == "denied"
     assert notes.writes == []
+
+
+async def test_a_session_scope_covers_later_calls_in_the_session(
+    executor: Executor, notes: Notes
+) -> None:
+    """Confirmed with scope "session", a later call of the tool in the same ADK session runs."""
+    run, confirmation_id, _ = await ask_write(executor)
+    await run.confirm(confirmation_id, {"confirmed": True, "payload": {"scope": "session"}})
+    call = types.Part(
+        function_call=types.FunctionCall(
+            id="call_9", name="write_note", args={"name": "b", "text": "2"}
+        )
+    )
+    run.model.script += [
+        types.Content(role="model", parts=[call]),
+        types.Content(role="model", parts=[types.Part(text="again")]),
+    ]
+    events = await run.ask("and another")
+    assert function_calls(events, "adk_request_confirmation") == []
+    assert notes.writes == [("plan", "ship it"), ("b", "2")]
+
+
+async def test_a_confirmation_for_an_expired_approval_runs_nothing(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """A confirmation arriving after its approval expired runs nothing; the model reads why."""
+    executor = Executor(
+        notes.registry,
+        approvals=SqliteApprovalStore(tmp_path / "approvals.db"),
+        limits=Limits(approval_ttl=0.2),
+    )
+    run, confirmation_id, _ = await ask_write(executor)
+    await anyio.sleep(0.3)
+    await run.confirm(confirmation_id, {"confirmed": True})
+    (read,) = run.model.function_responses_read()
+    assert read.response is not None
+    assert read.response["kind"] == "approval_expired"
+    assert notes.writes == []
+    assert await executor.approvals.list_pending() == []

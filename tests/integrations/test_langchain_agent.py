@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from invokit import Executor, ToolRegistry, tool
+from invokit import Executor, Limits, ToolRegistry, tool
 from invokit.approvals import SqliteApprovalStore
 from invokit.integrations.langchain import langchain_tools
 from invokit.permissions import Policy
@@ -222,3 +223,60 @@ async def test_an_answer_that_is_not_a_decision_is_a_refusal(
     state = await graph.ainvoke(Command(resume="yes please"), CONFIG)
     assert tool_message(state).status == "error"
     assert notes.writes == []
+
+
+async def test_parallel_approvals_are_separate_interrupts_resumed_by_id(
+    executor: Executor, notes: Notes
+) -> None:
+    """Two asked calls in one turn pause with two interrupts; answers keyed by interrupt id
+    reach the right call: one runs, the other is refused."""
+    model = script(
+        ("write_note", {"name": "a", "text": "1"}), ("write_note", {"name": "b", "text": "2"})
+    )
+    graph = agent(model, executor)
+    state = await graph.ainvoke({"messages": [("user", "write both")]}, CONFIG)
+    paused = {i.value["action_requests"][0]["args"]["name"]: i for i in state["__interrupt__"]}
+    assert set(paused) == {"a", "b"}
+    assert len(await executor.approvals.list_pending()) == 2
+    answers = {
+        paused["a"].id: {"decisions": [{"type": "approve"}]},
+        paused["b"].id: {"decisions": [{"type": "reject", "message": "not b"}]},
+    }
+    state = await graph.ainvoke(Command(resume=answers), CONFIG)
+    found = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert found["call_0"].status == "success"
+    assert found["call_1"].status == "error"
+    assert "not b" in found["call_1"].text
+    assert notes.writes == [("a", "1")]
+    assert await executor.approvals.list_pending() == []
+
+
+async def test_a_session_scope_covers_later_calls_in_the_thread(
+    executor: Executor, notes: Notes
+) -> None:
+    """Approved with scope "session", a later call of the tool in the same thread runs at once."""
+    graph, _, _ = await ask_write(executor)
+    approve = {"type": "approve", "scope": "session"}
+    await graph.ainvoke(Command(resume={"decisions": [approve]}), CONFIG)
+    model = script(("write_note", {"name": "later", "text": "x"}))
+    state = await agent(model, executor).ainvoke({"messages": [("user", "again")]}, CONFIG)
+    assert "__interrupt__" not in state
+    assert notes.writes == [("plan", "ship it"), ("later", "x")]
+
+
+async def test_an_answer_for_an_expired_approval_runs_nothing(notes: Notes, tmp_path: Path) -> None:
+    """A decision arriving after its approval expired does not approve the call: nothing runs
+    and the model reads an approval error."""
+    executor = Executor(
+        notes.registry,
+        approvals=SqliteApprovalStore(tmp_path / "approvals.db"),
+        limits=Limits(approval_ttl=0.2),
+    )
+    graph, _, _ = await ask_write(executor)
+    await anyio.sleep(0.3)
+    state = await graph.ainvoke(Command(resume={"decisions": [{"type": "approve"}]}), CONFIG)
+    message = tool_message(state)
+    assert message.status == "error"
+    assert message.text.startswith("Error (approval_expired):")
+    assert notes.writes == []
+    assert await executor.approvals.list_pending() == []

@@ -5,7 +5,9 @@ through the invokit :class:`~invokit.Executor`. When the policy asks, the tool u
 confirmation: it calls ``tool_context.request_confirmation(hint=..., payload=...)`` and answers
 ``{"error": ..., "kind": "approval_required"}``; ADK emits an ``adk_request_confirmation`` call
 and the invocation pauses. The user answers with a ``FunctionResponse`` carrying a
-``ToolConfirmation`` (``confirmed`` true or false; ``payload={"arguments": {...}}`` to edit).
+``ToolConfirmation`` (``confirmed`` true or false; an optional ``payload`` with ``"arguments"``
+to edit them, ``"scope"``: ``"session"`` or ``"always"`` to approve more than once, and
+``"reason"`` for a refusal).
 ADK then runs the original call again with ``tool_context.tool_confirmation`` set: the executor
 hands back the same pending approval for that call, and the answer resolves exactly it through
 ``executor.resume`` (edited arguments are validated and decided again; a deny rule still wins).
@@ -18,6 +20,7 @@ are ``{"error": message, "kind": kind}``, which the model reads.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,6 +28,7 @@ from invokit._calls import ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, MissingExtra
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
+from invokit.integrations._common import answer_for_another_request
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -118,6 +122,7 @@ class InvokitAdkTool(BaseTool):
             arguments=args,
             session_id=tool_context.session.id,
         )
+        started = time.time()
         outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
             request = outcome.interrupt.request
@@ -130,6 +135,9 @@ class InvokitAdkTool(BaseTool):
                     "error": f"This call waits for a person's approval (id {request.id}).",
                     "kind": "approval_required",
                 }
+            stale = await answer_for_another_request(self.executor, call, request, started)
+            if stale is not None:
+                return _to_adk(Failed(stale))
             outcome = await self._resolve(call, request.id, confirmation)
         return _to_adk(outcome)
 
@@ -138,11 +146,14 @@ class InvokitAdkTool(BaseTool):
         arguments = payload.get("arguments")
         edited = dict(arguments) if isinstance(arguments, Mapping) else None
         reason = payload.get("reason")
+        scope = payload.get("scope", "once")
+        approve = confirmation.confirmed is True and scope in ("once", "session", "always")
         try:
             return await self.executor.resume(
                 approval_id,
-                approve=confirmation.confirmed is True,
-                arguments=edited if confirmation.confirmed is True else None,
+                approve=approve,
+                scope=scope if approve else "once",
+                arguments=edited if approve else None,
                 reason=reason if isinstance(reason, str) and reason else None,
                 by=self.by,
             )

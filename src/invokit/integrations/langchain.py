@@ -14,6 +14,9 @@ The graph resumes with ``Command(resume={"decisions": [decision]})``:
 - ``{"type": "reject", "message": ...}`` (or ``respond``, or anything else) denies the call, and
   the model reads the reason.
 
+An approve or edit decision may carry ``"scope": "session"`` (later calls of the same tool
+version in the same LangGraph thread run without asking) or ``"always"``; the default is once.
+
 LangGraph re-runs a tool node on resume, so the tool executes its call again first; the executor
 hands back the same pending approval for the same call, and the person's answer resolves exactly
 that approval through ``executor.resume``. Error results (a denied call, a refused approval,
@@ -24,6 +27,7 @@ invalid arguments) reach the model as a ``ToolMessage`` with ``status="error"``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -33,6 +37,7 @@ from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import ApprovalError, MissingExtra, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.integrations._common import answer_for_another_request
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -119,6 +124,7 @@ async def _call(
         arguments=arguments,
         session_id=_thread_id(runtime),
     )
+    started = time.time()
     outcome = await executor.execute(call)
     if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
         request = outcome.interrupt.request
@@ -133,6 +139,9 @@ async def _call(
         # The first run pauses the graph here; on resume the node runs again, the executor
         # returns the same pending approval, and interrupt() returns the person's answer.
         answer = interrupt(approval_payload(request))
+        stale = await answer_for_another_request(executor, call, request, started)
+        if stale is not None:
+            raise InvokitToolException(stale)
         outcome = await _resolve(executor, call, request.id, name, answer, by)
     return _to_langchain(call, outcome)
 
@@ -188,6 +197,9 @@ async def _resolve(
     decision = _decision(answer)
     kind = decision.get("type")
     approve, arguments, reason = False, None, None
+    scope = decision.get("scope", "once")  # an invokit extension: "session" or "always"
+    if scope not in ("once", "session", "always"):
+        kind, scope = f"scope {scope!r}", "once"
     if kind == "approve":
         approve = True
     elif kind == "edit":
@@ -206,7 +218,7 @@ async def _resolve(
             reason = f"the reviewer's answer was not a decision ({kind!r}); refused"
     try:
         return await executor.resume(
-            approval_id, approve=approve, arguments=arguments, reason=reason, by=by
+            approval_id, approve=approve, arguments=arguments, reason=reason, scope=scope, by=by
         )
     except ApprovalError as exc:  # used already, expired, or gone: a result, never a crash
         raise InvokitToolException(
