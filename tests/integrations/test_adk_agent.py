@@ -195,3 +195,14 @@ async def test_a_confirmation_for_an_expired_approval_runs_nothing(
     assert read.response["kind"] == "approval_expired"
     assert notes.writes == []
     assert await executor.approvals.list_pending() == []
+
+
+async def test_a_prefixed_tool_runs_the_invokit_tool_of_its_own_name(executor: Executor) -> None:
+    """With ADK's tool_name_prefix the model sees prefixed names; calls still reach the tool."""
+    toolset = InvokitToolset(executor, tool_name_prefix="notes", tool_filter=["read_note"])
+    (listed,) = await toolset.get_tools_with_prefix()
+    assert listed.name == "notes_read_note"
+    run = AgentRun(scripted("notes_read_note", {"name": "todo"}), toolset)
+    events = await run.ask("todo?")
+    (response,) = function_responses(events, "notes_read_note")
+    assert response.response == {"result": "buy milk"}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
@@ -97,3 +100,17 @@ def test_a_tool_that_needs_adk_context_is_refused() -> None:
     """A function taking tool_context cannot run outside ADK: importing it raises."""
     with pytest.raises(InvalidToolDefinition):
         from_adk([remember])
+
+
+def test_other_adk_tools_are_refused() -> None:
+    """An ADK tool other than a FunctionTool needs a live invocation: importing it raises."""
+    from google.adk.tools.exit_loop_tool import exit_loop
+
+    class Custom(BaseTool):
+        async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+            return None
+
+    with pytest.raises(InvalidToolDefinition):
+        from_adk([FunctionTool(exit_loop)])
+    with pytest.raises(InvalidToolDefinition):
+        from_adk([Custom(name="custom", description="a custom tool")])

@@ -219,11 +219,14 @@ def from_adk(tools: Iterable[Any]) -> ToolRegistry:
 
 
 def _imported(item: Any) -> Tool:
-    adk_tool = item if isinstance(item, AdkFunctionTool) else AdkFunctionTool(item)
-    if not isinstance(adk_tool, AdkFunctionTool) or type(adk_tool).run_async is not (
-        AdkFunctionTool.run_async
+    if isinstance(item, BaseTool) and not (
+        isinstance(item, AdkFunctionTool) and type(item).run_async is AdkFunctionTool.run_async
     ):
-        raise InvalidToolDefinition("from_adk imports ADK FunctionTools only", item)
+        # Any other ADK tool runs only inside an ADK invocation (it needs its ToolContext).
+        raise InvalidToolDefinition("from_adk imports ADK FunctionTools and functions only", item)
+    if not isinstance(item, BaseTool) and not callable(item):
+        raise InvalidToolDefinition("from_adk imports ADK FunctionTools and functions only", item)
+    adk_tool = item if isinstance(item, AdkFunctionTool) else AdkFunctionTool(item)
     if _takes_context(adk_tool.func):
         raise InvalidToolDefinition(
             "an ADK tool that takes tool_context needs a live ADK invocation",
