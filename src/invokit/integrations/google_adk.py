@@ -26,6 +26,7 @@ from typing import Any
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._ids import new_id
+from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, MissingExtra
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
 from invokit.integrations._common import answer_for_another_request
@@ -164,7 +165,7 @@ class InvokitAdkTool(BaseTool):
             )
 
 
-def _hint(request: Any) -> str:
+def _hint(request: ApprovalRequest) -> str:
     lines = [
         f"Allow the tool {request.tool!r} to run?",
         f"Why approval is needed: {request.reason or 'the policy asks'}",
@@ -175,7 +176,7 @@ def _hint(request: Any) -> str:
     return "\n".join(lines)
 
 
-def _payload(request: Any) -> dict[str, Any]:
+def _payload(request: ApprovalRequest) -> dict[str, Any]:
     from invokit.permissions import request_to_dict
 
     return {

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit._ids import new_id
+from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, MissingExtra, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.integrations._common import answer_for_another_request
@@ -96,7 +97,7 @@ def langchain_tools(
 def _structured_tool(
     executor: Executor, name: str, description: str, schema: Mapping[str, Any], by: str
 ) -> StructuredTool:
-    async def call_tool(runtime: ToolRuntime | None = None, **arguments: Any) -> tuple[str, Any]:
+    async def call_tool(runtime: ToolRuntime | None = None, **arguments: Any) -> tuple[Any, Any]:
         return await _call(executor, name, arguments, runtime, by)
 
     return StructuredTool(
@@ -117,7 +118,7 @@ async def _call(
     arguments: dict[str, Any],
     runtime: ToolRuntime | None,
     by: str,
-) -> tuple[str, Any]:
+) -> tuple[Any, Any]:
     call = ToolCall(
         id=(runtime.tool_call_id if runtime is not None else None) or new_id("lc_"),
         name=name,
@@ -154,7 +155,7 @@ def _thread_id(runtime: ToolRuntime | None) -> str | None:
     return None if thread is None else str(thread)
 
 
-def approval_payload(request: Any) -> dict[str, Any]:
+def approval_payload(request: ApprovalRequest) -> dict[str, Any]:
     """The ``interrupt()`` value for an invokit approval request: LangChain's ``HITLRequest``
     shape (one action, one review config), plus the invokit details under ``"invokit"``."""
     lines = [f"Why approval is needed: {request.reason or 'the policy asks'}"]
@@ -234,14 +235,12 @@ def _text(result: ToolResult) -> str:
         import json
 
         text = json.dumps(result.structured, ensure_ascii=False)
-    if any(isinstance(p, ImagePart) for p in result.content):
-        text += "\n[image content omitted; see the artifact]"
     if result.is_error and result.error is not None:
         return f"Error ({result.error.kind}): {text}"
     return text
 
 
-def _to_langchain(call: ToolCall, outcome: Outcome) -> tuple[str, Any]:
+def _to_langchain(call: ToolCall, outcome: Outcome) -> tuple[str | list[str | dict[str, Any]], Any]:
     """``(content, artifact)`` for a result; error results and other interrupts raise."""
     if isinstance(outcome, Interrupted):
         waiting = outcome.interrupt
@@ -255,7 +254,13 @@ def _to_langchain(call: ToolCall, outcome: Outcome) -> tuple[str, Any]:
     result = outcome.result
     if result.is_error:
         raise InvokitToolException(result)
-    return _text(result), result.to_dict()
+    images = [p for p in result.content if isinstance(p, ImagePart)]
+    if not images:
+        return _text(result), result.to_dict()
+    # Images go to the model as LangChain's standard image content blocks, after the text.
+    blocks: list[str | dict[str, Any]] = [{"type": "text", "text": _text(result)}]
+    blocks += [{"type": "image", "base64": p.data, "mime_type": p.mime_type} for p in images]
+    return blocks, result.to_dict()
 
 
 # -- LangChain tools inside invokit --------------------------------------------------------
