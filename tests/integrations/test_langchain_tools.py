@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import ToolMessage
 
@@ -65,3 +67,30 @@ async def test_an_approval_outside_a_graph_is_an_error_naming_it(executor: Execu
     assert message.text.startswith("Error (approval_required):")
     assert pending.id in message.text
     assert ran == []
+
+
+@tool(read_only=True)
+async def estimate(runtime: int) -> str:
+    """Estimate a cost from a runtime in minutes."""
+    return f"{runtime * 2} credits"
+
+
+async def test_a_tool_argument_named_runtime_reaches_the_tool() -> None:
+    """Inside an agent, LangGraph's injected runtime never takes the place of a tool's own
+    argument of that name."""
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.integrations.lc_support import script
+
+    executor = Executor(ToolRegistry([estimate]))
+    graph: Any = create_agent(
+        script(("estimate", {"runtime": 21})),
+        langchain_tools(executor),
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    state = await graph.ainvoke({"messages": [("user", "cost?")]}, config)
+    (message,) = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert message.status == "success"
+    assert message.content == "42 credits"

@@ -97,8 +97,12 @@ def langchain_tools(
 def _structured_tool(
     executor: Executor, name: str, description: str, schema: Mapping[str, Any], by: str
 ) -> StructuredTool:
-    async def call_tool(runtime: ToolRuntime | None = None, **arguments: Any) -> tuple[Any, Any]:
-        return await _call(executor, name, arguments, runtime, by)
+    # LangGraph's ToolNode injects its ToolRuntime (call id, thread) into the parameter typed so;
+    # the unusual name keeps it apart from the model's own arguments (a tool may have "runtime").
+    async def call_tool(
+        invokit_runtime: ToolRuntime | None = None, **arguments: Any
+    ) -> tuple[Any, Any]:
+        return await _call(executor, name, arguments, invokit_runtime, by)
 
     return StructuredTool(
         name=name,
