@@ -23,6 +23,7 @@ from invokit.execution._outcomes import (
     completed,
 )
 from invokit.execution._prepared import Prepared
+from invokit.execution._quotas import check_quotas
 from invokit.execution._records import completed_data
 from invokit.tools._context import ToolContext
 
@@ -54,6 +55,10 @@ async def run(
         outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
         if outcome is not None:
             return outcome
+    if prepared.quotas:  # counted after the decision and approval, just before it runs
+        refused = await check_quotas(ex, prepared, call, start)
+        if refused is not None:
+            return refused
     tool = prepared.tool
     if tool.external:  # the host runs it: hand the call out
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
