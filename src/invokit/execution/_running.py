@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._ids import new_id
-from invokit.exceptions import AuthRequired
+from invokit.exceptions import AuthRequired, ChildInterrupted
 from invokit.execution._approving import hold
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_in_scope
@@ -97,6 +97,8 @@ async def run(
     except BaseException as exc:
         absorbed = absorb(ex, call, args, ctx, exc)
         if isinstance(absorbed, Interrupted):
+            if isinstance(exc, ChildInterrupted):
+                return absorbed  # the child's approval is in the store already
             return await hold(ex, absorbed)  # the tool needs credentials
         result = absorbed
     fresh = True
@@ -172,6 +174,10 @@ def absorb(
     swallowed."""
     if isinstance(exc, AuthRequired):
         return ex._interrupted(authorization(call, args, exc))
+    if isinstance(exc, ChildInterrupted):  # a compose script paused on its child's approval
+        if "interrupted" in ex._sinks_for:
+            ex._emit("interrupted", call, {"kind": exc.interrupt.kind, "id": exc.interrupt.id})
+        return Interrupted(exc.interrupt)
     if isinstance(exc, Exception):
         return error_to_result(call, exc)
     ex._cancelled(call, args, ctx)
