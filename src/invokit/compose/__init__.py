@@ -8,6 +8,7 @@ that needs an approval pauses the script; ``executor.resume`` continues it where
 from __future__ import annotations
 
 from invokit.compose._monty import MontySandbox
+from invokit.compose._python import PythonSandbox
 from invokit.compose._sandbox import (
     Crashed,
     Finished,
@@ -27,6 +28,7 @@ __all__ = [
     "Finished",
     "MontySandbox",
     "PendingCall",
+    "PythonSandbox",
     "Raise",
     "ScriptFunction",
     "ScriptLimits",
