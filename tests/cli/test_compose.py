@@ -9,7 +9,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.cli.conftest import Cli, invokit_bin, subprocess_env
+from tests.cli.conftest import Cli, invokit_bin, subprocess_env, trust_config
 from tests.cli.serving import make_root
 from tests.mcp.support import Asker, text_of
 
@@ -88,3 +88,23 @@ async def test_serve_compose_over_stdio(tmp_path: Path) -> None:
             )
             assert '"refused"' in text_of(denied)
             assert (root / "README.md").exists()
+
+
+def test_a_policy_quota_in_invokit_toml_holds_across_cli_runs(
+    cli: Cli, root: Path, state: Path
+) -> None:
+    """A [[policy.quota]] of the configuration is counted in the state directory's store: the
+    third `invokit call` of the day is refused with quota_exceeded and a retry time."""
+    (root / "invokit.toml").write_text(
+        '[policy]\nallow = ["fs.read"]\n\n[[policy.quota]]\ntool = "fs.read"\ncalls = 2\n'
+        'per = "project"\nwindow = "1d"\n'
+    )
+    trust_config(root / "invokit.toml", state)
+    for _ in range(2):
+        code, out, _ = cli("call", "fs.read", "path=README.md", "--json")
+        assert code == 0, out
+    code, out, _ = cli("call", "fs.read", "path=README.md", "--json")
+    assert code == 1
+    result = json.loads(out)["result"]
+    assert result["error"]["kind"] == "quota_exceeded"
+    assert result["structured"]["retry_at"] is not None
