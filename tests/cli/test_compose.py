@@ -88,6 +88,16 @@ async def test_serve_compose_over_stdio(tmp_path: Path) -> None:
             )
             assert '"refused"' in text_of(denied)
             assert (root / "README.md").exists()
+            twice = await session.call_tool(
+                "compose",
+                {
+                    "code": 'fs_write(path="one.txt", content="1")\n'
+                    'fs_write(path="two.txt", content="2")\n"both"'
+                },
+            )
+            assert twice.is_error is False, text_of(twice)
+            assert (root / "one.txt").read_text() == "1"
+            assert (root / "two.txt").read_text() == "2"
 
 
 def test_a_policy_quota_in_invokit_toml_holds_across_cli_runs(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
-from invokit import Completed, Executor, Quota, ToolCall, tool
+from invokit import Completed, Executor, Failed, Limits, Quota, ToolCall, tool
 from invokit.compose import enable_compose
 from invokit.execution import Interrupted
 from invokit.permissions import Policy
@@ -80,3 +81,30 @@ async def test_a_child_over_its_quota_is_refused_in_the_script() -> None:
     code = "out = []\nfor i in range(3):\n    try:\n        out.append(ping())\n    except PermissionError as e:\n        out.append(str(e)[:30])\nout"
     outcome = await executor.execute(ToolCall(id="q", name="compose", arguments={"code": code}))
     assert outcome.result.structured["result"] == ["pong", "pong", "quota_exceeded: Quota exceeded"]
+
+
+async def test_a_paused_script_that_expired_is_one_failure_of_the_script() -> None:
+    """When the child's approval expired, resuming fails the script's own call: nothing more
+    of the script runs."""
+    ran: list[int] = []
+
+    @tool(destructive=True)
+    def launch(n: int) -> int:
+        """Launch."""
+        ran.append(n)
+        return n
+
+    executor = Executor(
+        [launch],
+        policy=Policy(allow=["compose"], ask=["launch"]),
+        limits=Limits(approval_ttl=0.2),
+    )
+    enable_compose(executor)
+    paused = await executor.execute(ToolCall(id="e", name="compose", arguments={"code": CODE}))
+    assert isinstance(paused, Interrupted)
+    await anyio.sleep(0.3)
+    late = await executor.resume(paused.interrupt.id, approve=True)
+    assert isinstance(late, Failed)
+    assert late.result.call_id == "e" and late.result.name == "compose"
+    assert late.result.error is not None and late.result.error.kind == "approval_expired"
+    assert ran == []

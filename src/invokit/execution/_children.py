@@ -17,9 +17,11 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
+from invokit.exceptions import ApprovalExpired
 from invokit.execution._outcomes import ApprovalRequired, Interrupted, Outcome
 
 if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRequest
     from invokit.execution._executor import Executor
 
 PARENT = "invokit.parent"
@@ -53,19 +55,37 @@ def parent_of(call: ToolCall) -> Mapping[str, Any] | None:
 
 
 async def continue_parent(
-    ex: Executor, approval_id: str, child_call: ToolCall, child: Outcome
+    ex: Executor, approval_id: str, request: ApprovalRequest, child: Outcome
 ) -> Outcome:
-    """After a child call resumed from ``approval_id``: run its parent tool on from its stored
+    """After the child call of ``request`` was resumed: run its parent tool on from its stored
     state (taken once; a second taker gets ``ApprovalAlreadyUsed``) and return the parent's
-    outcome. A child still waiting is handed out as it is."""
+    outcome. A child still waiting, or one refused as of another project, is handed out as it
+    is (the parent stays paused for its own project)."""
+    if request.project != ex.project:
+        return child
     if (
         isinstance(child, Interrupted)
         and isinstance(child.interrupt, ApprovalRequired)
         and child.interrupt.id == approval_id
     ):
         return child  # nothing decided yet: the parent stays paused
-    state = await ex.approvals.take_interrupt(state_id(approval_id))
     start = perf_counter()
+    try:
+        state = await ex.approvals.take_interrupt(state_id(approval_id))
+    except ApprovalExpired:
+        parent = parent_of(request.call) or {}
+        call = ToolCall(
+            id=str(parent.get("id", request.call.id)),
+            name=str(parent.get("tool", request.call.name)),
+            session_id=request.call.session_id,
+        )
+        return ex._failed(
+            call,
+            start,
+            "approval_expired",
+            f"The script paused on approval {approval_id} waited too long and expired; "
+            "nothing more of it ran. Run it again.",
+        )
     call = ToolCall.from_dict(state["call"])
     prepared = ex._lookup(call.name)
     if prepared is None:

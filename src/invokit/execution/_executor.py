@@ -331,10 +331,10 @@ class Executor(Reporter):
         outcome = await _approving.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
-        call = (await self.approvals.get(approval_id)).request.call
-        if call.metadata and PARENT in call.metadata:
+        request = (await self.approvals.get(approval_id)).request
+        if request.call.metadata and PARENT in request.call.metadata:
             # A call made by another tool (a compose script's child): that tool goes on.
-            return await continue_parent(self, approval_id, call, outcome)
+            return await continue_parent(self, approval_id, request, outcome)
         return outcome
 
     async def _recheck(
