@@ -19,6 +19,7 @@ SCRIPTS = [
     "bench_scaling.py",
     "bench_scaling_shell_http.py",
     "bench_shell.py",
+    "bench_compose.py",
 ]
 
 

@@ -19,7 +19,8 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     │   ├── ToolFailed                   the tool chose to fail, with a kind and a message
     │   ├── RetryWithFeedback            the model should fix its call and try again
     │   ├── AccessDenied                 a guard inside the tool refused (kind "denied")
-    │   └── AuthRequired                 the tool needs credentials (an interrupt)
+    │   ├── AuthRequired                 the tool needs credentials (an interrupt)
+    │   └── ChildInterrupted             a call the tool made through the executor waits
     ├── PolicyError                      a policy that cannot be loaded (never a silent allow)
     ├── ApprovalError                    resuming an approval that cannot be used
     │   ├── ApprovalNotFound
@@ -46,6 +47,7 @@ __all__ = [
     "ArgumentIssue",
     "ArgumentsError",
     "AuthRequired",
+    "ChildInterrupted",
     "DefinitionError",
     "DuplicateToolName",
     "InvalidArguments",
@@ -274,6 +276,21 @@ class AuthRequired(ToolError):
         self.challenge = dict(challenge or {})
         wanted = f" (scopes: {', '.join(self.scopes)})" if self.scopes else ""
         super().__init__(f"Authorization with {provider} is required{wanted}")
+
+
+class ChildInterrupted(ToolError):
+    """A call the tool made through the executor (a compose script's child) waits for a
+    person: the executor hands out that interrupt as the outcome of the tool's own call.
+
+    Attributes:
+        interrupt: the child's interrupt (an ``ApprovalRequired``).
+    """
+
+    kind = "interrupted"
+
+    def __init__(self, interrupt: Any) -> None:
+        self.interrupt = interrupt
+        super().__init__(f"A call made by this tool waits: {interrupt.id}")
 
 
 # -- policy and approvals -----------------------------------------------------------------

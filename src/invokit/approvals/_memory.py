@@ -22,6 +22,7 @@ from invokit.approvals._store import (
     interrupt_expired,
     interrupt_missing,
     interrupt_used,
+    next_allowed,
     resolve_refusal,
     withdraw_refusal,
 )
@@ -45,6 +46,7 @@ class MemoryApprovalStore:
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
         # (call id, session, project) -> the newest approval asked for that call
         self._by_call: dict[tuple[str, str | None, str | None], str] = {}
+        self._calls: dict[str, list[float]] = {}
 
     def _current(self, approval_id: str) -> ApprovalRecord:
         record = self._records.get(approval_id)
@@ -140,6 +142,18 @@ class MemoryApprovalStore:
                 raise interrupt_expired(interrupt_id)
             self._interrupts[interrupt_id] = (data, expires_at, True)
             return copy.deepcopy(data)
+
+    async def count_call(
+        self, key: str, *, limit: int, window: float | None, now: float
+    ) -> float | None:
+        with self._lock:
+            times = self._calls.setdefault(key, [])
+            if window is not None:
+                times[:] = [t for t in times if t > now - window]
+            if len(times) >= limit:
+                return next_allowed(times, limit, window)
+            times.append(now)
+            return None
 
     async def list_pending(self) -> list[ApprovalRequest]:
         with self._lock:

@@ -32,6 +32,7 @@ from invokit.approvals._store import (
     interrupt_expired,
     interrupt_missing,
     interrupt_used,
+    next_allowed,
     resolve_refusal,
     withdraw_refusal,
 )
@@ -69,6 +70,14 @@ CREATE TABLE IF NOT EXISTS session_grants (
 );
 CREATE INDEX IF NOT EXISTS session_grants_key
     ON session_grants (session_id, tool, spec_fingerprint, project);
+"""
+
+_CALLS = """
+CREATE TABLE IF NOT EXISTS quota_calls (
+    key TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS quota_calls_key ON quota_calls (key, at);
 """
 
 SCHEMA_VERSION = 2
@@ -216,6 +225,7 @@ class SqliteApprovalStore:
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.executescript(_SCHEMA)
         self._conn.executescript(_INTERRUPTS)
+        self._conn.executescript(_CALLS)
         try:
             _migrate(self._conn, clock)
         except BaseException:
@@ -366,6 +376,36 @@ class SqliteApprovalStore:
                 )
             data: dict[str, Any] = json.loads(row[0])
             return data
+
+        return await self._run(update)
+
+    async def count_call(
+        self, key: str, *, limit: int, window: float | None, now: float
+    ) -> float | None:
+        def update(conn: sqlite3.Connection) -> float | None:
+            # BEGIN IMMEDIATE takes the write lock first: another process counting the same
+            # key waits, then sees this call, so the limit holds across processes.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if window is not None:
+                    conn.execute(
+                        "DELETE FROM quota_calls WHERE key = ? AND at <= ?", (key, now - window)
+                    )
+                times = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT at FROM quota_calls WHERE key = ? ORDER BY at", (key,)
+                    )
+                ]
+                if len(times) >= limit:
+                    conn.execute("COMMIT")
+                    return next_allowed(times, limit, window)
+                conn.execute("INSERT INTO quota_calls (key, at) VALUES (?, ?)", (key, now))
+                conn.execute("COMMIT")
+                return None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
         return await self._run(update)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol, runtime_checkable
 
 from invokit.approvals._models import (
@@ -57,6 +58,15 @@ class ApprovalStore(Protocol):
     async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
         """The stored interrupt, marked used atomically: one caller wins.
         :class:`ApprovalNotFound`, :class:`ApprovalAlreadyUsed` or :class:`ApprovalExpired`."""
+        ...
+
+    async def count_call(
+        self, key: str, *, limit: int, window: float | None, now: float
+    ) -> float | None:
+        """Atomically record one call under ``key`` if fewer than ``limit`` calls are recorded
+        for it (within the last ``window`` seconds; ever when ``None``). ``None`` when it was
+        recorded, else the epoch time the next call will be allowed (``math.inf``: never).
+        The key carries the quota's scope (tool or tag, session or turn, project)."""
         ...
 
     async def list_pending(self) -> list[ApprovalRequest]:
@@ -165,6 +175,14 @@ def withdraw_refusal(record: ApprovalRecord) -> ApprovalError:
     return ApprovalAlreadyUsed(
         record.request.id, "its call already ran (the approval was used); a no came too late"
     )
+
+
+def next_allowed(times: list[float], limit: int, window: float | None) -> float:
+    """When the next call is allowed, given the ``times`` (ascending) of the calls recorded in
+    the window: when enough of the oldest have left it, or never without a window."""
+    if window is None or limit <= 0:
+        return math.inf
+    return times[len(times) - limit] + window
 
 
 def interrupt_used(interrupt_id: str) -> ApprovalError:

@@ -95,6 +95,14 @@ def register(app: typer.Typer) -> None:
         root: RootOption = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
+        compose: Annotated[
+            bool,
+            typer.Option(
+                "--compose",
+                help="Also serve a compose tool: a Python script whose tool calls each go "
+                'through the policy (needs pip install "invokit[compose]").',
+            ),
+        ] = False,
         as_json: Annotated[
             bool,
             typer.Option(
@@ -157,6 +165,7 @@ def register(app: typer.Typer) -> None:
                 port=port_number,
                 asking=asking,
                 as_json=as_json,
+                compose=compose,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
             # flight are cancelled, and the questions they were waiting on are withdrawn (their
@@ -262,7 +271,9 @@ class _Server:
         port: int,
         asking: bool,
         as_json: bool,
+        compose: bool = False,
     ) -> None:
+        self.compose = compose
         self.setup = setup
         self.token = token
         self.token_source = token_source
@@ -306,6 +317,10 @@ class _Server:
                 approver=approver,
                 sinks=[LiveLog(self.console, board)],
             )
+            if self.compose:
+                from invokit.cli._compose import add_compose
+
+                registry = registry.merged([add_compose(executor)])
             if approver is not None:
                 approver.registry = executor.registry  # "always" is shown from the tool's spec
             stack.push_async_callback(executor.aclose)

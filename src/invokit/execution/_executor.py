@@ -17,6 +17,7 @@ from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving, _standing
+from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
@@ -329,9 +330,14 @@ class Executor(Reporter):
                 by=by,
                 credentials=dict(credentials) if credentials is not None else None,
             )
-        return await _approving.decide_request(
+        outcome = await _approving.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
+        request = (await self.approvals.get(approval_id)).request
+        if request.call.metadata and PARENT in request.call.metadata:
+            # A call made by another tool (a compose script's child): that tool goes on.
+            return await continue_parent(self, approval_id, request, outcome)
+        return outcome
 
     async def _recheck(
         self,

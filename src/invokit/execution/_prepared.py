@@ -15,7 +15,7 @@ from invokit.tools._function import FunctionTool
 
 if TYPE_CHECKING:
     from invokit.execution._limits import Limits
-    from invokit.permissions import Decision, Policy, ToolPolicy
+    from invokit.permissions import Decision, Policy, Quota, ToolPolicy
 
 
 @dataclass(slots=True)
@@ -40,6 +40,8 @@ class Prepared:
     before or after it: the executor then takes its shortest path."""
     denied: str = ""
     """The message a denied call gets, when ``settled`` denies."""
+    quotas: tuple[Quota, ...] = ()
+    """The tool's own quotas and the policy's that cover it; empty: no quota step."""
     standing: tuple[tuple[str, ...], ToolPolicy] | None = None
     """The policy with the standing rules that apply to this tool, and the ids of those rules:
     compiled on the first ``ask`` and again only when the rules change (``_standing.py``)."""
@@ -72,6 +74,7 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut
             prepared.lean = not inner.declares_permissions and inner.approval_check is None
+    prepared.quotas = (*inner.quotas, *policy.quotas_for(spec))
     prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
     settled = prepared.policy.constant
     if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":

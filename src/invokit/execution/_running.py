@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._ids import new_id
-from invokit.exceptions import AuthRequired
+from invokit.exceptions import AuthRequired, ChildInterrupted
 from invokit.execution._approving import hold
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_in_scope
@@ -23,6 +23,7 @@ from invokit.execution._outcomes import (
     completed,
 )
 from invokit.execution._prepared import Prepared
+from invokit.execution._quotas import check_quotas
 from invokit.execution._records import completed_data
 from invokit.tools._context import ToolContext
 
@@ -54,6 +55,10 @@ async def run(
         outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
         if outcome is not None:
             return outcome
+    if prepared.quotas:  # counted after the decision and approval, just before it runs
+        refused = await check_quotas(ex, prepared, call, start)
+        if refused is not None:
+            return refused
     tool = prepared.tool
     if tool.external:  # the host runs it: hand the call out
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
@@ -93,6 +98,8 @@ async def run(
     except BaseException as exc:
         absorbed = absorb(ex, call, args, ctx, exc)
         if isinstance(absorbed, Interrupted):
+            if isinstance(exc, ChildInterrupted):
+                return absorbed  # the child's approval is in the store already
             return await hold(ex, absorbed)  # the tool needs credentials
         result = absorbed
     fresh = True
@@ -168,6 +175,10 @@ def absorb(
     swallowed."""
     if isinstance(exc, AuthRequired):
         return ex._interrupted(authorization(call, args, exc))
+    if isinstance(exc, ChildInterrupted):  # a compose script paused on its child's approval
+        if "interrupted" in ex._sinks_for:
+            ex._emit("interrupted", call, {"kind": exc.interrupt.kind, "id": exc.interrupt.id})
+        return Interrupted(exc.interrupt)
     if isinstance(exc, Exception):
         return error_to_result(call, exc)
     ex._cancelled(call, args, ctx)

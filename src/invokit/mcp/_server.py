@@ -235,6 +235,8 @@ class ToolServer:
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
         if isinstance(resumed, Interrupted):
+            if resumed.interrupt.id != request.id:  # a compose script paused on its next call
+                return await self._interrupted(ctx, resumed, on_progress)
             return self._pending(request)
         return self._answer(resumed.result)
 

@@ -10,6 +10,7 @@ import contextlib
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from invokit.permissions._quotas import Quota, QuotaScope
 from invokit.permissions._requests import (
     Custom,
     FileDelete,
@@ -40,6 +41,8 @@ __all__ = [
     "NetworkAccess",
     "PermissionRequest",
     "Policy",
+    "Quota",
+    "QuotaScope",
     "RuleMatch",
     "ShellExec",
     "ToolPolicy",
@@ -75,6 +78,7 @@ for _name in (
     "FileWrite",
     "McpInvoke",
     "NetworkAccess",
+    "Quota",
     "ShellExec",
 ):
     _public(globals()[_name])

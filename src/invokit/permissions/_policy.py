@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from invokit._spec import ToolSpec
 from invokit.exceptions import PolicyError
 from invokit.permissions._decision import RANK, Decision, Explanation, RuleMatch, Verdict
+from invokit.permissions._quotas import Quota, quota_to_dict
 from invokit.permissions._requests import McpInvoke, PermissionRequest
 from invokit.permissions._rules import (
     Rule,
@@ -323,12 +324,14 @@ class Policy:
             allowed, others asked about), or always ``ask``, ``deny`` or ``allow``.
         extra_allow: standing "approve always" rules a person recorded; they beat ``ask``
             rules and ``needs_approval``, never a ``deny``.
+        quotas: how often the tools they cover may run (:class:`~invokit.Quota`, each with a
+            ``tool`` glob or a ``tag``); checked after approval, before the call runs.
 
     Raises:
         PolicyError: a rule cannot be parsed or an option is wrong.
     """
 
-    __slots__ = ("_allow", "_ask", "_cache", "_deny", "_standing", "default", "root")
+    __slots__ = ("_allow", "_ask", "_cache", "_deny", "_standing", "default", "quotas", "root")
 
     def __init__(
         self,
@@ -339,6 +342,7 @@ class Policy:
         root: str | os.PathLike[str] | None = None,
         default: DefaultMode = "annotations",
         extra_allow: Iterable[str] = (),
+        quotas: Iterable[Quota] = (),
     ) -> None:
         if default not in DEFAULT_MODES:
             raise PolicyError(f"default must be one of {', '.join(DEFAULT_MODES)}, not {default!r}")
@@ -351,6 +355,10 @@ class Policy:
         if root is not None:
             self.root = posixpath.normpath(Path(os.path.abspath(root)).as_posix())
         self._cache: dict[int, tuple[ToolSpec, ToolPolicy]] = {}
+        self.quotas: tuple[Quota, ...] = tuple(quotas)
+        for quota in self.quotas:
+            if not isinstance(quota, Quota) or (quota.tool is None and quota.tag is None):
+                raise PolicyError("a policy's quotas are Quota objects with a tool or a tag")
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -390,6 +398,10 @@ class Policy:
     def compile(self, spec: ToolSpec) -> ToolPolicy:
         """This policy for one tool; do it once per spec and keep the result."""
         return ToolPolicy(self, spec)
+
+    def quotas_for(self, spec: ToolSpec) -> tuple[Quota, ...]:
+        """The policy's quotas that cover ``spec``'s tool, in the order they were given."""
+        return tuple(q for q in self.quotas if q.covers(spec))
 
     def _compiled(self, spec: ToolSpec) -> ToolPolicy:
         cached = self._cache.get(id(spec))
@@ -438,6 +450,7 @@ class Policy:
         copy.default = self.default
         copy.root = self.root
         copy._cache = {}
+        copy.quotas = self.quotas
         return copy
 
     def with_standing(self, rules: Iterable[RecordedRule]) -> Policy:
@@ -475,6 +488,8 @@ class Policy:
         data["default"] = self.default
         if self.root is not None:
             data["root"] = self.root
+        if self.quotas:
+            data["quota"] = [quota_to_dict(q) for q in self.quotas]
         return data
 
     def __repr__(self) -> str:

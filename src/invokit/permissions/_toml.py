@@ -16,10 +16,11 @@ from typing import Any
 
 from invokit.exceptions import PolicyError
 from invokit.permissions._policy import DEFAULT_MODES, Policy
+from invokit.permissions._quotas import parse_quotas
 from invokit.permissions._rules import RuleSyntaxError, parse_rule
 
 RULE_KEYS = ("allow", "ask", "deny", "extra_allow")
-KEYS = (*RULE_KEYS, "default", "root")
+KEYS = (*RULE_KEYS, "default", "root", "quota")
 
 Locate = Callable[[str, str | None], int | None]
 
@@ -110,7 +111,9 @@ def load_mapping(
         raise PolicyError("root must be a string path", source=source, line=locate("root", None))
     if root is not None and base_dir is not None and not os.path.isabs(root):
         root = str(base_dir / root)
+    quotas = parse_quotas(data.get("quota", []), source=source)
     return Policy(
+        quotas=quotas,
         allow=rules["allow"],
         ask=rules["ask"],
         deny=rules["deny"],

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from invokit._spec import OutputLimit, ToolSpec
+from invokit.permissions._quotas import Quota
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
 from invokit.tools._approval import BoundCheck
@@ -30,6 +31,8 @@ class Tool(ABC):
     """Whether a call with these arguments needs a person's approval, decided by the tool
     (``@tool(needs_approval=<function>)``); ``None``: the policy alone decides."""
 
+    quotas: tuple[Quota, ...] = ()
+    """How often the tool may run (``@tool(quota=...)``), besides the policy's quotas."""
     _writable_roots: tuple[Path, ...] = ()
     _validator: ArgumentValidator | None = None
     _validator_for: str | None = None

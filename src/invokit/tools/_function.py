@@ -9,6 +9,7 @@ from typing import Any, overload
 
 from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec, tag_set
 from invokit.exceptions import InvalidToolDefinition
+from invokit.permissions._quotas import Quota, of_tool
 from invokit.permissions._requests import PermissionRequest
 from invokit.schema._arguments import ArgumentValidator
 from invokit.schema._signature import FunctionSignature, read_signature
@@ -51,6 +52,7 @@ class FunctionTool(Tool):
         permissions: PermissionsFn | None = None,
         strict: bool = False,
         metadata: Mapping[str, Any] | None = None,
+        quota: Quota | Iterable[Quota] | None = None,
     ) -> None:
         if not callable(fn):
             raise InvalidToolDefinition("a tool needs a callable", fn)
@@ -90,6 +92,7 @@ class FunctionTool(Tool):
         self._permissions = permissions
         self.strict = strict
         self._metadata = dict(metadata or {})
+        self.quotas = of_tool(quota, str(self._name))
         # The options' types are checked now, not when the spec is first built (lazily).
         ToolSpec(
             name=self._name,
@@ -243,6 +246,7 @@ def tool(
     permissions: PermissionsFn | None = None,
     strict: bool = False,
     metadata: Mapping[str, Any] | None = None,
+    quota: Quota | Iterable[Quota] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -260,7 +264,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         **options: ``name``, ``description``, the hints (``read_only``, ``destructive``,
             ``idempotent``, ``open_world``, ``needs_approval``, ``streaming``), ``tags``,
             ``category``, ``output_limit``, ``timeout``, ``concurrency``, ``permissions`` (a
-            function of the arguments returning permission requests), ``strict``, ``metadata``.
+            function of the arguments returning permission requests), ``strict``, ``metadata``,
+            ``quota`` (a :class:`~invokit.Quota`, or several: how often the tool may run).
             ``needs_approval`` may also be a function of the validated arguments (and
             optionally the ``ToolContext``), sync or async, returning a bool: True asks a
             person about that call (see :class:`~invokit.tools.ApprovalCheck`).

@@ -1,0 +1,222 @@
+"""A second script runtime: real CPython, in a bubblewrap sandbox, for code Monty cannot run.
+
+The sandbox shows only the system's ``/usr`` and the Python installation (read-only), a
+private ``/tmp``, ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
+processes (``RLIMIT_NPROC`` 0, and an audit hook), with memory and CPU time limited. Tool calls
+travel as JSON lines over the process's pipes to the host, which runs each through the
+executor. This runtime cannot keep a paused script: a call that needs an approval is answered
+inline when the executor has an approver, and otherwise ends the script with
+``approval_unavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+from invokit.compose._python_shim import SHIM
+from invokit.compose._sandbox import Crashed, Finished, PendingCall, Raise, ScriptLimits, Step
+
+
+def _mounts() -> list[str]:
+    """Read-only system folders (links kept as links) and the Python installation."""
+    argv: list[str] = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        path = Path("/") / name
+        if path.is_symlink():
+            argv += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            argv += ["--ro-bind", str(path), str(path)]
+    prefix = Path(sys.base_prefix).resolve()
+    if not str(prefix).startswith("/usr/"):
+        argv += ["--ro-bind", str(prefix), str(prefix)]
+    return argv
+
+
+class PythonSandbox:
+    """Runs compose scripts in CPython under bubblewrap (Linux).
+
+    Args:
+        python: the interpreter; default: this process's base interpreter.
+    """
+
+    name = "python"
+
+    def __init__(self, *, python: str | None = None) -> None:
+        self.python = python or os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+    def argv(self) -> list[str]:
+        from invokit.builtin.shell._sandbox import find_bwrap, privilege_drops
+
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise RuntimeError("the python compose runtime needs a working bubblewrap (bwrap)")
+        return [
+            bwrap,
+            *_mounts(),
+            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/tmp",
+            *privilege_drops(),
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--clearenv", "--setenv", "PYTHONIOENCODING", "utf-8",
+            "--", self.python, "-I", "-S", "-c", SHIM,
+        ]  # fmt: skip
+
+    def run(self, code: str, functions: Mapping[str, Any], limits: ScriptLimits) -> PythonRun:
+        return PythonRun(self, code, functions, limits)
+
+    async def restore(
+        self,
+        state: bytes,
+        code: str,
+        functions: Mapping[str, Any],
+        limits: ScriptLimits,
+        printed: str,
+    ) -> tuple[PythonRun, Step]:
+        raise RuntimeError("the python compose runtime cannot continue a paused script")
+
+    async def aclose(self) -> None:
+        return None
+
+
+class PythonRun:
+    """One script in one sandboxed CPython process."""
+
+    def __init__(
+        self,
+        sandbox: PythonSandbox,
+        code: str,
+        functions: Mapping[str, Any],
+        limits: ScriptLimits,
+    ) -> None:
+        self._sandbox = sandbox
+        self._code = code
+        self._functions = functions
+        self._limits = limits
+        self._process: Process | None = None
+        self._lines: Any = None
+        self._printed: list[str] = []
+        self._size = 0
+        self._used = 0.0  # the script's own running time so far
+
+    async def start(self) -> Step:
+        self._process = await anyio.open_process(
+            self._sandbox.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
+        )
+        assert self._process.stdout is not None
+        from anyio.streams.text import TextReceiveStream
+
+        self._lines = _lines(TextReceiveStream(self._process.stdout))
+        await self._send(
+            {
+                "code": self._code,
+                "functions": {
+                    name: list(getattr(f, "params", ())) for name, f in self._functions.items()
+                },
+                "memory": self._limits.max_memory,
+                "seconds": max(1, int(self._limits.max_seconds + 0.999)),
+            }
+        )
+        return await self._next()
+
+    async def answer(self, reply: Any) -> Step:
+        if isinstance(reply, Raise):
+            await self._send({"raise": reply.error_type, "message": reply.message})
+        else:
+            await self._send({"value": reply})
+        return await self._next()
+
+    def dump(self) -> bytes | None:
+        return None
+
+    def printed(self) -> str:
+        return "".join(self._printed)
+
+    async def close(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            if process.returncode is None:
+                process.kill()
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+                await process.aclose()
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        await self._process.stdin.send((json.dumps(message) + "\n").encode())
+
+    async def _next(self) -> Step:
+        left = max(self._limits.max_seconds - self._used, 0.0)
+        start = anyio.current_time()
+        with anyio.move_on_after(left + 0.5) as waited:
+            while True:
+                line = await anext(self._lines, None)
+                if line is None:
+                    step: Step = Crashed(
+                        kind="script_error",
+                        error_type="RuntimeError",
+                        message="the script's process ended without an answer (a limit was "
+                        "reached: memory, CPU time or processes)",
+                    )
+                    break
+                message = json.loads(line)
+                if "print" in message:
+                    self._print(message["print"])
+                    continue
+                step = self._step(message)
+                break
+        self._used += anyio.current_time() - start
+        if waited.cancelled_caught:
+            return Crashed(
+                kind="script_timeout",
+                error_type="TimeoutError",
+                message=f"the script ran longer than {self._limits.max_seconds:g} s",
+            )
+        return step
+
+    def _step(self, message: dict[str, Any]) -> Step:
+        if "call" in message:
+            return PendingCall(
+                function=message["call"],
+                args=tuple(message.get("args") or ()),
+                kwargs=dict(message.get("kwargs") or {}),
+            )
+        if "done" in message:
+            return Finished(value=message["done"])
+        error_type = str(message.get("error", "RuntimeError"))
+        kind: Any = {
+            "SyntaxError": "script_syntax_error",
+            "MemoryError": "script_memory_exceeded",
+        }.get(error_type, "script_error")
+        return Crashed(
+            kind=kind,
+            error_type=error_type,
+            message=str(message.get("message", "")),
+            line=message.get("line"),
+        )
+
+    def _print(self, text: str) -> None:
+        room = self._limits.max_print_chars - self._size
+        if room > 0:
+            self._printed.append(text[:room])
+        self._size += len(text)
+
+
+async def _lines(stream: Any) -> Any:
+    """Whole lines from a text stream."""
+    buffer = ""
+    async for chunk in stream:
+        buffer += chunk
+        while "\n" in buffer:
+            line, buffer = buffer.split("\n", 1)
+            yield line
+    if buffer:
+        yield buffer

@@ -1,0 +1,67 @@
+"""The program that runs inside the sandbox for :class:`~invokit.compose.PythonSandbox`.
+
+It is sent to ``python -I -S -c`` as text: it limits itself (memory, CPU time, no new
+processes), reads the script and the tool functions' names from stdin, runs the script, and
+speaks one JSON message per line with the host: ``{"call": ...}`` for a tool call (answered
+with ``{"value": ...}`` or ``{"raise": type, "message": ...}``), ``{"print": text}`` and finally
+``{"done": value}`` or ``{"error": type, "message": ..., "line": n}``.
+"""
+
+SHIM = r"""
+import ast, builtins, json, os, resource, sys, traceback
+proto_in = os.fdopen(0, "r", encoding="utf-8")
+proto_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+def send(message):
+    proto_out.write(json.dumps(message) + "\n")
+    proto_out.flush()
+setup = json.loads(proto_in.readline())
+memory, seconds = setup["memory"], setup["seconds"]
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+class Printer:
+    def write(self, text):
+        if text:
+            send({"print": text})
+        return len(text)
+    def flush(self):
+        pass
+sys.stdout = sys.stderr = Printer()
+FORBIDDEN = ("subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.fork", "socket.", "pty.", "ctypes.")
+def audit(event, args):
+    if event.startswith(FORBIDDEN) or event == "os.fork":
+        raise PermissionError(event + " is not available in a compose script; call a tool instead")
+sys.addaudithook(audit)
+def function(name, params):
+    def call(*args, **kwargs):
+        send({"call": name, "args": list(args), "kwargs": kwargs})
+        reply = json.loads(proto_in.readline())
+        if "raise" in reply:
+            kind = getattr(builtins, reply["raise"], RuntimeError)
+            raise kind(reply["message"])
+        return reply["value"]
+    call.__name__ = name
+    return call
+namespace = {"__name__": "__script__"}
+for name, params in setup["functions"].items():
+    namespace[name] = function(name, params)
+def line_of(exc):
+    line = None
+    for frame, number in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == "script.py":
+            line = number
+    return line if line is not None else getattr(exc, "lineno", None)
+try:
+    tree = ast.parse(setup["code"], "script.py")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, "script.py", "exec"), namespace)
+    value = eval(compile(last, "script.py", "eval"), namespace) if last is not None else None
+    try:
+        send({"done": value})
+    except TypeError:
+        send({"done": repr(value)})
+except BaseException as exc:
+    send({"error": type(exc).__name__, "message": str(exc), "line": line_of(exc)})
+"""
