@@ -31,6 +31,7 @@ from invokit.exceptions import (
 from invokit.execution import (
     ApprovalRequired,
     AuthorizationRequired,
+    CallCheck,
     Completed,
     Executor,
     ExternalCall,
@@ -54,6 +55,7 @@ __all__ = [
     "ArgumentValidator",
     "AuthRequired",
     "AuthorizationRequired",
+    "CallCheck",
     "Completed",
     "ContentPart",
     "Decision",

@@ -43,6 +43,8 @@ class MemoryApprovalStore:
         self._sessions: set[tuple[str, str, str, str | None]] = set()
         self._rules: list[StandingRule] = []
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
+        # (call id, session, project) -> the newest approval asked for that call
+        self._by_call: dict[tuple[str, str | None, str | None], str] = {}
 
     def _current(self, approval_id: str) -> ApprovalRecord:
         record = self._records.get(approval_id)
@@ -64,6 +66,10 @@ class MemoryApprovalStore:
             if request.id in self._records:
                 raise ValueError(f"approval {request.id} is already stored")
             self._records[request.id] = ApprovalRecord(request=request, status="pending")
+            key = (request.call.id, request.session_id, request.project)
+            newest = self._by_call.get(key)
+            if newest is None or self._records[newest].request.created_at <= request.created_at:
+                self._by_call[key] = request.id
 
     async def get(self, approval_id: str) -> ApprovalRecord:
         with self._lock:
@@ -166,6 +172,13 @@ class MemoryApprovalStore:
                 ):
                     return request
         return None
+
+    async def find_by_call(
+        self, call_id: str, *, session_id: str | None, project: str | None
+    ) -> ApprovalRecord | None:
+        with self._lock:
+            approval_id = self._by_call.get((call_id, session_id, project))
+            return None if approval_id is None else self._current(approval_id)
 
     async def grant_session(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None

@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS approvals (
     consumed_at REAL
 );
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+CREATE INDEX IF NOT EXISTS approvals_call
+    ON approvals (json_extract(request, '$.call.id'), session_id, created_at);
 """
 
 _GRANTS = """
@@ -402,6 +404,21 @@ class SqliteApprovalStore:
                 if request.binds(spec_fingerprint, arguments_hash, session_id, project):
                     return request
             return None
+
+        return await self._run(select)
+
+    async def find_by_call(
+        self, call_id: str, *, session_id: str | None, project: str | None
+    ) -> ApprovalRecord | None:
+        def select(conn: sqlite3.Connection) -> ApprovalRecord | None:
+            # The expression is the index's (approvals_call): one index seek per lookup.
+            row = conn.execute(
+                "SELECT id FROM approvals WHERE json_extract(request, '$.call.id') = ? "
+                "AND session_id IS ? AND json_extract(request, '$.project') IS ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (call_id, session_id, project),
+            ).fetchone()
+            return None if row is None else self._record(conn, row[0])
 
         return await self._run(select)
 

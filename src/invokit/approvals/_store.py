@@ -78,6 +78,14 @@ class ApprovalStore(Protocol):
         never matches."""
         ...
 
+    async def find_by_call(
+        self, call_id: str, *, session_id: str | None, project: str | None
+    ) -> ApprovalRecord | None:
+        """The newest approval recorded for the call with this id in ``session_id`` and
+        ``project`` (``None`` matches only ``None``), whatever its status: how a call that a
+        framework runs again finds the approval it is already waiting for."""
+        ...
+
     async def grant_session(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
     ) -> None:

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from invokit.execution._checking import CallCheck
 from invokit.execution._events import Event, EventSink
 from invokit.execution._executor import Approver, Executor
 from invokit.execution._hooks import Continue, Halt, Hook, HookAction, Rewrite, Skip
@@ -45,6 +46,7 @@ __all__ = [
     "Approver",
     "ArtifactStore",
     "AuthorizationRequired",
+    "CallCheck",
     "Completed",
     "Continue",
     "Event",

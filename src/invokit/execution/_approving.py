@@ -54,9 +54,13 @@ async def ask(
     start: float,
 ) -> Outcome:
     """Record an approval request; ask the inline approver if there is one (bounded by the
-    request's lifetime), else interrupt."""
+    request's lifetime), else interrupt. A call asked about before under the same id (a
+    framework runs it again on resume) gets its earlier approval back (:func:`rejoin`)."""
     from invokit.approvals import ApprovalRequest
 
+    again = await rejoin(ex, prepared, call, args, ctx, start)
+    if again is not None:
+        return again
     now = time.time()
     request = ApprovalRequest(
         id=new_id("apr_", 16),
@@ -97,6 +101,80 @@ async def ask(
     if isinstance(answer, Failed):
         return answer
     return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+
+
+async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+    """The newest approval this executor's project recorded for the call ``call_id`` of
+    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
+    there is none or the store cannot say."""
+    if type(call_id) is not str:
+        return None
+    try:
+        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
+    except Exception:  # a store that cannot look up (or a legacy one): ask anew
+        return None
+
+
+def same_call(record: ApprovalRecord, prepared: Prepared, args: dict[str, Any]) -> bool:
+    """Whether ``record`` asked about exactly this call: the tool version and arguments."""
+    request = record.request
+    return (
+        request.tool == prepared.spec.name
+        and request.spec_fingerprint == prepared.spec.fingerprint
+        and request.arguments_hash == canonical_hash(args)
+    )
+
+
+def final_no(record: ApprovalRecord) -> bool:
+    """Whether ``record`` holds a person's "no" that still answers its call: denied by
+    someone (a withdrawal by the executor is not an answer: the call may ask again) within
+    the request's lifetime."""
+    decision = record.decision
+    return (
+        record.status == "denied"
+        and decision is not None
+        and decision.by != "executor"
+        and not record.request.expired()
+    )
+
+
+async def rejoin(
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+) -> Outcome | None:
+    """The call asked about before under this id, session and project, with these arguments:
+    still pending, the same :class:`ApprovalRequired` (the same approval id); approved
+    meanwhile, it runs (consuming the approval, once); denied by a person, the denial. Other
+    arguments under the same id withdraw the earlier approval. ``None``: ask anew."""
+    record = await earlier(ex, call.id, call.session_id)
+    if record is None:
+        return None
+    request = record.request
+    if not same_call(record, prepared, args):
+        if record.status in ("pending", "approved"):
+            await withdraw(ex, request, "the call was made again with other arguments")
+        return None
+    if record.status == "pending":
+        if ex.approver is None:
+            return ex._interrupted(ApprovalRequired(request=request))
+        answer = await ask_approver(ex, request, start)
+        if isinstance(answer, Failed):
+            return answer
+        return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+    if record.status == "approved":
+        emit_resolved(ex, call, request, record.decision, consumed=True)
+        try:
+            return await decide_request(ex, request.id, None, ctx=ctx, start=start)
+        except ApprovalAlreadyUsed:  # another retry ran it meanwhile: this one asks anew
+            return None
+    if final_no(record):
+        assert record.decision is not None
+        return ex._failed(call, start, "approval_denied", denied_by(request, record.decision))
+    return None  # used, expired or withdrawn: ask again
 
 
 async def ask_approver(

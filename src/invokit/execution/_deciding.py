@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
 from invokit._spec import ToolSpec
-from invokit.exceptions import ArgumentsError, ToolError
+from invokit.exceptions import ArgumentsError, ToolError, ToolFailed
 from invokit.execution._outcomes import Failed
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import decision_data, denied_message
@@ -54,17 +54,38 @@ async def decide(
 ) -> Decided | Failed:
     """Preflight, policy and the tool's approval check for validated ``args``; a refusal is a
     ``Failed`` outcome (reported), anything else says allow or ask."""
+    judged = await judge(ex, prepared, call, args, ctx)
+    if isinstance(judged, ToolError):
+        return ex._failed(call, start, judged.kind, judged.message, data=judged.data)
+    requests, decision = judged
+    if "decided" in ex._sinks_for:
+        ex._emit("decided", call, decision_data(decision))
+    if decision.verdict == "deny":
+        return ex._failed(
+            call, start, "denied", denied_message(call.name, decision), data={"rule": decision.rule}
+        )
+    return Decided(args, requests, decision)
+
+
+async def judge(
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+) -> tuple[tuple[PermissionRequest, ...], Decision] | ToolError:
+    """The decision itself, reporting nothing: the permission requests and the verdict, or the
+    refusal (a :class:`ToolError`) of a preflight or approval check that refused or broke.
+    :func:`decide` reports it; ``Executor.check`` returns it."""
     tool = prepared.tool
     try:
         requests = tuple(tool.permissions(args, ctx))
     except ToolError as exc:  # the tool refused in preflight (AccessDenied ...): its own words
-        return ex._failed(call, start, exc.kind, exc.message, data=exc.data)
+        return exc
     except Exception as exc:  # a broken preflight refuses the call; nothing ran
-        return ex._failed(
-            call,
-            start,
-            "denied",
+        return ToolFailed(
             f"The permission check of {call.name!r} failed ({type(exc).__name__}); nothing ran.",
+            kind="denied",
         )
     decision = prepared.policy.decide(args, requests)
     if decision.verdict == "allow":
@@ -73,24 +94,16 @@ async def decide(
             try:
                 needed = await check(args, ctx)
             except ToolError as exc:
-                return ex._failed(call, start, exc.kind, exc.message, data=exc.data)
+                return exc
             except Exception as exc:
-                return ex._failed(
-                    call,
-                    start,
-                    "denied",
+                return ToolFailed(
                     f"The approval check (needs_approval) of {call.name!r} failed "
                     f"({type(exc).__name__}: {exc}); nothing ran.",
+                    kind="denied",
                 )
             if needed:
                 decision = _asking(ex, prepared.spec).decide(args, requests)
-    if "decided" in ex._sinks_for:
-        ex._emit("decided", call, decision_data(decision))
-    if decision.verdict == "deny":
-        return ex._failed(
-            call, start, "denied", denied_message(call.name, decision), data={"rule": decision.rule}
-        )
-    return Decided(args, requests, decision)
+    return requests, decision
 
 
 async def validate_and_decide(

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         ApprovalStore,
         StandingRule,
     )
+    from invokit.execution._checking import CallCheck
     from invokit.permissions import Decision, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
@@ -385,6 +386,26 @@ class Executor(Reporter):
         """``shared`` or ``exclusive`` for ``call`` (unknown tools are shared: they fail at once)."""
         prepared = self._lookup(call.name)
         return "shared" if prepared is None else prepared.spec.effective_concurrency
+
+    async def check(self, call: ToolCall) -> CallCheck:
+        """What ``execute(call)`` would decide, without running anything: lookup, validation,
+        preflight and the policy (the same decision function), then the approvals already
+        given (a pending or answered approval of this call id, standing rules, session
+        grants). Nothing is stored, invoked, asked or reported; never raises for bad input
+        (``CallCheck.error`` says why the call could not run)."""
+        from invokit.execution._checking import check
+
+        return await check(self, call)
+
+    async def pending(
+        self, call_id: str, *, session_id: str | None = None
+    ) -> ApprovalRequest | None:
+        """The approval still waiting for the call ``call_id`` of ``session_id`` in this
+        executor's project (looked up in the store, so in any process), else ``None``."""
+        from invokit.execution._approving import earlier
+
+        record = await earlier(self, call_id, session_id)
+        return record.request if record is not None and record.status == "pending" else None
 
     async def explain(self, call: ToolCall) -> Any:
         """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
