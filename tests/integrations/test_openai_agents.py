@@ -257,3 +257,49 @@ def test_what_is_no_function_tool_is_refused_at_import() -> None:
     """Only FunctionTools can be imported."""
     with pytest.raises(InvalidToolDefinition):
         from_openai_agents(["not a tool"])  # type: ignore[list-item]
+
+
+async def test_a_session_approval_covers_later_calls_of_the_session() -> None:
+    """Approved for the session through the tools, a later write of the same session runs
+    without another interruption."""
+    notes = Notes()
+    executor = Executor(notes.registry())
+    tools = InvokitTools(executor, session_id="s1")
+
+    def again(call: ModelCall) -> list[TResponseOutputItem]:
+        return [function_call("notes_write", {"name": "c", "text": "gamma"}, call_id="c2")]
+
+    model = ScriptedModel(
+        [
+            [function_call("notes_write", {"name": "b", "text": "beta"}, call_id="c1")],
+            ModelStep.respond(again),
+            ModelStep.respond(_read_back),
+        ]
+    )
+    agent = _agent(tools.tools, model)
+    first = await Runner.run(agent, "write b, then c", run_config=OFFLINE)
+    state = first.to_state()
+    await tools.approve(state, first.interruptions[0], by="ana", scope="session")
+    second = await Runner.run(agent, state, run_config=OFFLINE)
+    assert second.interruptions == []
+    assert second.final_output.endswith("wrote c")
+    assert [args["name"] for _, args in notes.runs] == ["b", "c"]
+
+
+async def test_an_inline_approver_decides_inside_the_run() -> None:
+    """With an inline approver on the executor, the run is not interrupted: the approver is
+    asked when the tool is invoked and the approved call runs once."""
+    notes = Notes()
+    asked: list[str] = []
+
+    async def approver(request: Any) -> bool:
+        asked.append(request.tool)
+        return True
+
+    executor = Executor(notes.registry(), approver=approver)
+    agent = _agent(function_tools(executor), _model("notes_write", {"name": "b", "text": "x"}))
+    result = await Runner.run(agent, "write b", run_config=OFFLINE)
+    assert result.interruptions == []
+    assert result.final_output == "wrote b"
+    assert asked == ["notes.write"]
+    assert notes.count("write") == 1

@@ -79,6 +79,7 @@ class Script:
         self.plans = list(plans)
         self.read_back: list[ToolReturnPart] = []
         self.tools_seen: list[str] = []
+        self.made = 0
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.tools_seen = [t.name for t in info.function_tools]
@@ -93,13 +94,11 @@ class Script:
             )
         if not self.plans:
             return ModelResponse(parts=[TextPart("nothing to do")])
-        plan = self.plans.pop(0)
-        return ModelResponse(
-            parts=[
-                ToolCallPart(name, args, tool_call_id=f"call-{index}")
-                for index, (name, args) in enumerate(plan)
-            ]
-        )
+        parts = []
+        for name, args in self.plans.pop(0):
+            parts.append(ToolCallPart(name, args, tool_call_id=f"call-{self.made}"))
+            self.made += 1
+        return ModelResponse(parts=parts)
 
 
 def _agent(
@@ -350,3 +349,53 @@ def test_what_cannot_be_imported_is_refused_at_import(source: Callable[[], Any])
 def _takes_context(ctx: RunContext[None], path: str) -> str:
     """Uses the run."""
     return path
+
+
+async def test_edited_arguments_that_the_policy_allows_run_once_as_edited() -> None:
+    """Arguments overridden at approval run instead of the model's, once."""
+    notes = Notes()
+    executor = Executor(notes.registry())
+    agent = _agent(executor, Script([("notes_write", {"name": "b", "text": "beta"})]))
+    first = await agent.run("write b")
+    requests = _asked(first.output)
+    edit = ToolApproved(override_args={"name": "c", "text": "gamma"})
+    results = await approval_results(executor, requests, {"call-0": edit}, by="ana")
+    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
+    assert second.output == "success: wrote c"
+    assert notes.runs == [("write", {"name": "c", "text": "gamma"})]
+
+
+async def test_a_session_approval_covers_later_calls_of_the_conversation() -> None:
+    """Approved for the session, a later write in the same conversation runs without asking."""
+    notes = Notes()
+    executor = Executor(notes.registry())
+    script = Script(
+        [("notes_write", {"name": "b", "text": "beta"})],
+        [("notes_write", {"name": "c", "text": "gamma"})],
+    )
+    agent = _agent(executor, script)
+    first = await agent.run("write b, then c")
+    requests = _asked(first.output)
+    results = await approval_results(executor, requests, {"call-0": True}, scope="session")
+    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
+    assert second.output == "success: wrote c"
+    assert [args["name"] for _, args in notes.runs] == ["b", "c"]
+    assert await executor.approvals.list_pending() == []
+
+
+async def test_an_inline_approver_decides_inside_the_run() -> None:
+    """With an inline approver on the executor, pydantic-ai does not pause: the approver is
+    asked and the approved call runs once."""
+    notes = Notes()
+    asked: list[str] = []
+
+    async def approver(request: Any) -> bool:
+        asked.append(request.tool)
+        return True
+
+    executor = Executor(notes.registry(), approver=approver)
+    script = Script([("notes_write", {"name": "b", "text": "beta"})])
+    result = await _agent(executor, script).run("write b")
+    assert result.output == "success: wrote b"
+    assert asked == ["notes.write"]
+    assert notes.count("write") == 1

@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtra("invokit.integrations.openai_agents", "openai-agents") from exc
 
 from invokit._calls import ImagePart, ToolCall, ToolResult
+from invokit.approvals import ApprovalDecision, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.execution._approving import emit_resolved
@@ -121,11 +122,13 @@ class InvokitTools:
     async def _needs_approval(
         self, ctx: RunContextWrapper[Any], provider_name: str, params: dict[str, Any], call_id: str
     ) -> bool:
-        """The invokit policy's answer; an ``ask`` is recorded as an invokit approval now."""
+        """The invokit policy's answer; an ``ask`` is recorded as an invokit approval now.
+        With an inline ``approver`` on the executor, invokit asks it when the tool is invoked:
+        openai-agents does not pause."""
         call = self._call(ctx, provider_name, call_id, params)
         check = await self.executor.check(call)
-        if check.action != "ask":
-            return False  # allowed, or denied: the invocation returns the denial to the model
+        if check.action != "ask" or self.executor.approver is not None:
+            return False  # allowed, denied (the invocation returns the denial), or asked inline
         if check.pending is not None:
             return True
         outcome = await self.executor.execute(call)  # asks: nothing runs while it waits
@@ -162,12 +165,14 @@ class InvokitTools:
         item: ToolApprovalItem,
         *,
         by: str | None = None,
+        scope: ApprovalScope = "once",
         session_id: str | None = None,
     ) -> None:
         """Approve ``item`` in ``state`` and record the "yes" on its invokit approval (with
-        ``by``); the resumed run runs the call once. ``session_id``: when the session is a
-        function of the run context, the session of this run."""
-        await self._answer(item, True, None, by, session_id)
+        ``by`` and ``scope``: ``"session"`` or ``"always"`` also approve later calls as
+        invokit's approvals do); the resumed run runs the call once. ``session_id``: when the
+        session is a function of the run context, the session of this run."""
+        await self._answer(item, ApprovalDecision.approve(scope, by=by or self.by), session_id)
         state.approve(item)
 
     async def reject(
@@ -181,16 +186,12 @@ class InvokitTools:
     ) -> None:
         """Reject ``item`` in ``state`` and record the "no" on its invokit approval, so it can
         never run; the model reads ``message`` (or invokit's denial)."""
-        text = await self._answer(item, False, message, by, session_id)
+        answer = ApprovalDecision.deny(message, by=by or self.by)
+        text = await self._answer(item, answer, session_id)
         state.reject(item, rejection_message=message or text)
 
     async def _answer(
-        self,
-        item: ToolApprovalItem,
-        approve: bool,
-        reason: str | None,
-        by: str | None,
-        session_id: str | None,
+        self, item: ToolApprovalItem, answer: ApprovalDecision, session_id: str | None
     ) -> str | None:
         call_id = item.call_id
         if call_id is None:
@@ -199,10 +200,7 @@ class InvokitTools:
         waiting = await self.executor.pending(call_id, session_id=session)
         if waiting is None:
             return None  # not asked by invokit (or decided already): RunState alone decides
-        from invokit.approvals import ApprovalDecision
-
-        answer = ApprovalDecision(approved=approve, reason=reason, by=by or self.by)
-        if approve:
+        if answer.approved:
             # Recorded (and audited) now; the run consumes it when openai-agents invokes the
             # tool, so it runs once, through the executor.
             try:
@@ -212,7 +210,7 @@ class InvokitTools:
             emit_resolved(self.executor, waiting.call, waiting, answer, channel="api")
             return None
         outcome = await self.executor.resume(
-            waiting.id, approve=False, reason=reason, by=by or self.by
+            waiting.id, approve=False, reason=answer.reason, by=answer.by
         )
         return "\n".join(texts(outcome.result)) if not isinstance(outcome, Interrupted) else None
 

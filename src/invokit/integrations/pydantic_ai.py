@@ -52,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit._canonical import canonical_hash
+from invokit.approvals import ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, RetryWithFeedback, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.permissions import request_to_dict
@@ -170,11 +171,13 @@ class InvokitToolset(AbstractToolset[Any]):
         # validated and decided again by invokit (a deny rule still wins).
         edited = tool_args if canonical_hash(tool_args) != waiting.arguments_hash else None
         by = echoed.get("by")
+        scope = echoed.get("scope")
         try:
             return await self.executor.resume(
                 waiting.id,
                 approve=True,
                 arguments=edited,
+                scope=scope if scope in ("session", "always") else "once",
                 by=by if isinstance(by, str) else self.by,
             )
         except ApprovalError as exc:
@@ -251,14 +254,16 @@ async def approval_results(
     approvals: Mapping[str, bool | ToolApproved | ToolDenied],
     *,
     by: str | None = None,
+    scope: ApprovalScope = "once",
 ) -> DeferredToolResults:
     """The person's answers (by pydantic-ai call id) as ``DeferredToolResults``, with each
     decision about an invokit approval recorded in invokit's store and audit log.
 
     A "no" is recorded at once (``executor.resume(approve=False)``): pydantic-ai never calls a
-    denied tool, and the model reads invokit's denial. A "yes" carries the approval id and
-    ``by`` to the resumed run, where :class:`InvokitToolset` resumes it and runs it once.
-    Answers about other toolsets' calls pass through unchanged.
+    denied tool, and the model reads invokit's denial. A "yes" carries the approval id, ``by``
+    and ``scope`` (``"session"`` or ``"always"`` also approve later calls, as invokit's
+    approvals do) to the resumed run, where :class:`InvokitToolset` resumes it and runs it
+    once. Answers about other toolsets' calls pass through unchanged.
     """
     answers: dict[str, bool | ToolApproved | ToolDenied] = {}
     metadata: dict[str, dict[str, Any]] = {}
@@ -273,7 +278,7 @@ async def approval_results(
             answers[call_id] = ToolDenied(await _deny(executor, approval_id, reason, by))
             continue
         answers[call_id] = answer
-        metadata[call_id] = {"invokit": {"approval_id": approval_id, "by": by}}
+        metadata[call_id] = {"invokit": {"approval_id": approval_id, "by": by, "scope": scope}}
     return DeferredToolResults(approvals=answers, metadata=metadata)
 
 
