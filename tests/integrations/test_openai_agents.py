@@ -253,6 +253,27 @@ async def test_an_imported_tool_runs_through_the_executor() -> None:
     assert runs == ["look y", "look missing"]
 
 
+async def test_an_imported_needs_approval_function_is_asked_with_the_arguments() -> None:
+    """An imported tool's needs_approval function decides, per call, whether invokit asks."""
+    runs: list[str] = []
+
+    async def outside_tmp(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+        return not str(params.get("path", "")).startswith("tmp/")
+
+    @function_tool(needs_approval=outside_tmp)
+    def erase(path: str) -> str:
+        """Erase a file."""
+        runs.append(path)
+        return f"erased {path}"
+
+    executor = Executor(from_openai_agents([erase]), policy=Policy(allow=["erase"]))
+    scratch = await executor.execute(ToolCall(id="1", name="erase", arguments={"path": "tmp/a"}))
+    assert isinstance(scratch, Completed) and scratch.result.text == "erased tmp/a"
+    kept = await executor.check(ToolCall(id="2", name="erase", arguments={"path": "src/a"}))
+    assert kept.action == "ask"
+    assert runs == ["tmp/a"]
+
+
 def test_what_is_no_function_tool_is_refused_at_import() -> None:
     """Only FunctionTools can be imported."""
     with pytest.raises(InvalidToolDefinition):
