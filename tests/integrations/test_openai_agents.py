@@ -324,3 +324,38 @@ async def test_an_inline_approver_decides_inside_the_run() -> None:
     assert result.final_output == "wrote b"
     assert asked == ["notes.write"]
     assert notes.count("write") == 1
+
+
+async def test_a_sticky_run_state_yes_approves_each_later_ask_of_the_run() -> None:
+    """openai-agents' always_approve answers invokit's later asks of that tool in the run,
+    each recorded as its own approval; a deny rule still wins over it."""
+    notes = Notes()
+    executor = Executor(notes.registry(), policy=Policy(deny=["notes.write(name=secret*)"]))
+
+    def again(call: ModelCall) -> list[TResponseOutputItem]:
+        return [
+            function_call("notes_write", {"name": "c", "text": "gamma"}, call_id="c2"),
+            function_call("notes_write", {"name": "secret", "text": "x"}, call_id="c3"),
+        ]
+
+    model = ScriptedModel(
+        [
+            [function_call("notes_write", {"name": "b", "text": "beta"}, call_id="c1")],
+            ModelStep.respond(again),
+            ModelStep.respond(_read_back),
+        ]
+    )
+    agent = _agent(function_tools(executor), model)
+    first = await Runner.run(agent, "write b, c and secret", run_config=OFFLINE)
+    state = first.to_state()
+    state.approve(first.interruptions[0], always_approve=True)
+    second = await Runner.run(agent, state, run_config=OFFLINE)
+    assert second.interruptions == []
+    assert second.final_output.startswith("wrote b | wrote c | Error (denied): ")
+    assert [args["name"] for _, args in notes.runs] == ["b", "c"]
+    for call_id in ("c1", "c2"):
+        record = await executor.approvals.find_by_call(
+            call_id, session_id=None, project=executor.project
+        )
+        assert record is not None and record.status == "consumed"
+        assert record.decision is not None and record.decision.by == "openai-agents"
