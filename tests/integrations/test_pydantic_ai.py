@@ -28,7 +28,16 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from invokit import Completed, Executor, Failed, ToolCall, ToolRegistry, tool
+from invokit import (
+    Completed,
+    Executor,
+    Failed,
+    ToolAnnotations,
+    ToolCall,
+    ToolRegistry,
+    declare,
+    tool,
+)
 from invokit.approvals import MemoryApprovalStore, SqliteApprovalStore
 from invokit.exceptions import InvalidToolDefinition
 from invokit.integrations.pydantic_ai import InvokitToolset, approval_results, from_pydantic_ai
@@ -399,3 +408,28 @@ async def test_an_inline_approver_decides_inside_the_run() -> None:
     assert result.output == "success: wrote b"
     assert asked == ["notes.write"]
     assert notes.count("write") == 1
+
+
+async def test_a_host_run_tool_is_deferred_and_its_result_reaches_the_model() -> None:
+    """A declaration-only tool's call is deferred to the host with invokit's interrupt id;
+    the host resumes it in invokit and the model reads the result."""
+    deploy = declare(
+        "deploy",
+        "Deploy a service.",
+        {"type": "object", "properties": {"service": {"type": "string"}}},
+        annotations=ToolAnnotations(read_only=True),
+    )
+    executor = Executor(ToolRegistry([deploy]))
+    agent = _agent(executor, Script([("deploy", {"service": "web"})]))
+    first = await agent.run("deploy web")
+    requests = _asked(first.output)
+    assert [c.tool_call_id for c in requests.calls] == ["call-0"]
+    waiting = requests.metadata["call-0"]["invokit"]
+    assert waiting["kind"] == "external"
+    done = await executor.resume(waiting["interrupt_id"], result="deployed web")
+    assert isinstance(done, Completed)
+    second = await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(calls={"call-0": done.result.text}),
+    )
+    assert second.output == "success: deployed web"
