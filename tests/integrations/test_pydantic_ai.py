@@ -63,7 +63,7 @@ class Notes:
             return self.pages.get(name, "")
 
         @tool(name="notes.write")
-        async def write(name: str, text: str) -> str:
+        async def write(name: str, text: str, mode: str = "replace") -> str:
             """Write a note."""
             self.runs.append(("write", {"name": name, "text": text}))
             self.pages[name] = text
@@ -186,6 +186,7 @@ async def test_an_approval_is_deferred_resumed_and_runs_once() -> None:
     record = await executor.approvals.get(asked["approval_id"])
     assert record.status == "consumed"
     assert record.decision is not None and record.decision.by == "ana"
+    assert record.decision.arguments is None  # approved as asked, not an edit
 
     again = await agent.run(message_history=history, deferred_tool_results=results)
     assert isinstance(again.output, DeferredToolRequests)  # asked anew, not run

@@ -52,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit._canonical import canonical_hash
-from invokit.approvals import ApprovalScope
+from invokit.approvals import ApprovalRequest, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, RetryWithFeedback, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.permissions import request_to_dict
@@ -169,7 +169,7 @@ class InvokitToolset(AbstractToolset[Any]):
             )
         # pydantic-ai's ToolApproved(override_args=...) arrives as other arguments: an edit,
         # validated and decided again by invokit (a deny rule still wins).
-        edited = tool_args if canonical_hash(tool_args) != waiting.arguments_hash else None
+        edited = None if _same_arguments(tool_args, waiting) else tool_args
         by = echoed.get("by")
         scope = echoed.get("scope")
         try:
@@ -182,6 +182,21 @@ class InvokitToolset(AbstractToolset[Any]):
             )
         except ApprovalError as exc:
             raise PydanticToolFailed(f"The approval cannot be used: {exc}; nothing ran.") from exc
+
+
+def _same_arguments(tool_args: dict[str, Any], request: ApprovalRequest) -> bool:
+    """Whether ``tool_args`` are the ones the approval was asked for: as the model sent
+    them, or as invokit validated them (defaults filled in)."""
+    sent = request.call.arguments
+    if isinstance(sent, str):
+        try:
+            sent = json.loads(sent)
+        except ValueError:
+            sent = None
+    args_hash = canonical_hash(tool_args)
+    return args_hash == request.arguments_hash or (
+        isinstance(sent, Mapping) and args_hash == canonical_hash(dict(sent))
+    )
 
 
 def _invokit_data(metadata: Any) -> dict[str, Any]:
