@@ -187,7 +187,7 @@ class InvokitToolset(AbstractToolset[Any]):
 def _same_arguments(tool_args: dict[str, Any], request: ApprovalRequest) -> bool:
     """Whether ``tool_args`` are the ones the approval was asked for: as the model sent
     them, or as invokit validated them (defaults filled in)."""
-    sent = request.call.arguments
+    sent: Any = request.call.arguments
     if isinstance(sent, str):
         try:
             sent = json.loads(sent)
