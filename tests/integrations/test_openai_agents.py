@@ -13,6 +13,7 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 from invokit import Completed, Executor, Failed, ToolCall, ToolRegistry, tool
 from invokit.approvals import SqliteApprovalStore
 from invokit.exceptions import InvalidToolDefinition
+from invokit.execution import Event
 from invokit.integrations.openai_agents import InvokitTools, from_openai_agents, function_tools
 from invokit.permissions import Policy
 
@@ -359,3 +360,47 @@ async def test_a_sticky_run_state_yes_approves_each_later_ask_of_the_run() -> No
         )
         assert record is not None and record.status == "consumed"
         assert record.decision is not None and record.decision.by == "openai-agents"
+
+
+class Events:
+    """An event sink that keeps every event."""
+
+    types = None
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.type == kind]
+
+
+async def test_the_audit_log_has_the_question_and_who_answered_through_which_channel() -> None:
+    """The question is audited when the run is interrupted, the answer given through the tools
+    when it is given (who, and the api channel), and the call once when it runs."""
+    notes = Notes()
+    sink = Events()
+    executor = Executor(notes.registry(), events=[sink])
+    tools = InvokitTools(executor)
+    agent = _agent(tools.tools, _model("notes_write", {"name": "b", "text": "beta"}))
+    first = await Runner.run(agent, "write b", run_config=OFFLINE)
+    assert [e.call_id for e in sink.of("approval_requested")] == ["c1"]
+    state = first.to_state()
+    await tools.approve(state, first.interruptions[0], by="ana")
+    [resolved] = sink.of("approval_resolved")
+    assert (resolved.data["by"], resolved.data["channel"], resolved.data["verdict"]) == (
+        "ana",
+        "api",
+        "approve",
+    )
+    await Runner.run(agent, state, run_config=OFFLINE)
+    assert [e.call_id for e in sink.of("completed")] == ["c1"]
+    assert notes.count("write") == 1

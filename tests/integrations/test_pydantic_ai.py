@@ -40,6 +40,7 @@ from invokit import (
 )
 from invokit.approvals import MemoryApprovalStore, SqliteApprovalStore
 from invokit.exceptions import InvalidToolDefinition
+from invokit.execution import Event
 from invokit.integrations.pydantic_ai import InvokitToolset, approval_results, from_pydantic_ai
 from invokit.permissions import Policy
 
@@ -434,3 +435,45 @@ async def test_a_host_run_tool_is_deferred_and_its_result_reaches_the_model() ->
         deferred_tool_results=DeferredToolResults(calls={"call-0": done.result.text}),
     )
     assert second.output == "success: deployed web"
+
+
+class Events:
+    """An event sink that keeps every event."""
+
+    types = None
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.type == kind]
+
+
+async def test_the_audit_log_has_the_question_and_who_answered_through_which_channel() -> None:
+    """The question is audited when the run defers, the answer with who gave it and through
+    which channel when the run resumes, and the call once when it runs."""
+    notes = Notes()
+    sink = Events()
+    executor = Executor(notes.registry(), events=[sink])
+    agent = _agent(executor, Script([("notes_write", {"name": "b", "text": "beta"})]))
+    first = await agent.run("write b")
+    requests = _asked(first.output)
+    assert [e.call_id for e in sink.of("approval_requested")] == ["call-0"]
+    results = await approval_results(executor, requests, {"call-0": True}, by="ana")
+    await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
+    [resolved] = sink.of("approval_resolved")
+    assert (resolved.data["by"], resolved.data["channel"], resolved.data["verdict"]) == (
+        "ana",
+        "api",
+        "approve",
+    )
+    assert [e.call_id for e in sink.of("completed")] == ["call-0"]

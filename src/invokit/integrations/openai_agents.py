@@ -172,7 +172,9 @@ class InvokitTools:
         ``by`` and ``scope``: ``"session"`` or ``"always"`` also approve later calls as
         invokit's approvals do); the resumed run runs the call once. ``session_id``: when the
         session is a function of the run context, the session of this run."""
-        await self._answer(item, ApprovalDecision.approve(scope, by=by or self.by), session_id)
+        await self._answer(
+            item, ApprovalDecision.approve(scope, by=by or self.by, channel="api"), session_id
+        )
         state.approve(item)
 
     async def reject(
