@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from agents import Agent, FunctionTool, RunConfig, Runner, RunState, Tool, function_tool
 from agents.items import TResponseOutputItem
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
-from invokit import Completed, Executor, Failed, ToolCall, ToolRegistry, tool
+from invokit import Completed, Executor, Failed, Limits, ToolCall, ToolRegistry, tool
 from invokit.approvals import SqliteApprovalStore
 from invokit.exceptions import InvalidToolDefinition
 from invokit.execution import Event
@@ -404,3 +405,19 @@ async def test_the_audit_log_has_the_question_and_who_answered_through_which_cha
     await Runner.run(agent, state, run_config=OFFLINE)
     assert [e.call_id for e in sink.of("completed")] == ["c1"]
     assert notes.count("write") == 1
+
+
+async def test_a_yes_given_after_the_question_expired_runs_nothing() -> None:
+    """A RunState approval of a question that expired meanwhile does not approve the question
+    invokit asks anew: nothing runs, the model is told, and no question is left waiting."""
+    notes = Notes()
+    executor = Executor(notes.registry(), limits=Limits(approval_ttl=0.5))
+    agent = _agent(function_tools(executor), _model("notes_write", {"name": "b", "text": "x"}))
+    first = await Runner.run(agent, "write b", run_config=OFFLINE)
+    await anyio.sleep(0.7)
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    second = await Runner.run(agent, state, run_config=OFFLINE)
+    assert second.final_output.startswith("Error (approval_expired): ")
+    assert notes.count("write") == 0
+    assert await executor.approvals.list_pending() == []

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pydantic_ai import (
     Agent,
@@ -32,6 +33,7 @@ from invokit import (
     Completed,
     Executor,
     Failed,
+    Limits,
     ToolAnnotations,
     ToolCall,
     ToolRegistry,
@@ -477,3 +479,21 @@ async def test_the_audit_log_has_the_question_and_who_answered_through_which_cha
         "approve",
     )
     assert [e.call_id for e in sink.of("completed")] == ["call-0"]
+
+
+async def test_a_yes_given_after_the_question_expired_asks_again() -> None:
+    """An approval of a question that expired meanwhile runs nothing: invokit asks anew, and
+    the run defers again with the new question."""
+    notes = Notes()
+    executor = Executor(notes.registry(), limits=Limits(approval_ttl=0.5))
+    agent = _agent(executor, Script([("notes_write", {"name": "b", "text": "beta"})]))
+    first = await agent.run("write b")
+    old = _asked(first.output).metadata["call-0"]["invokit"]["approval_id"]
+    await anyio.sleep(0.7)
+    second = await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"call-0": True}),
+    )
+    new = _asked(second.output).metadata["call-0"]["invokit"]["approval_id"]
+    assert new != old
+    assert notes.count("write") == 0

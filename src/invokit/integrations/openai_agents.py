@@ -20,6 +20,7 @@ the executor.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, Literal
@@ -37,7 +38,7 @@ from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit.approvals import ApprovalDecision, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
-from invokit.execution._approving import emit_resolved
+from invokit.execution._approving import emit_resolved, withdraw
 from invokit.providers import openai as openai_provider
 from invokit.providers._content import flagged_text, texts
 from invokit.registry import ToolRegistry
@@ -139,11 +140,25 @@ class InvokitTools:
 
     async def _invoke(self, ctx: AgentsToolContext[Any], provider_name: str, arguments: str) -> Any:
         call = self._call(ctx, provider_name, ctx.tool_call_id, arguments)
+        started = time.time()
         outcome = self._settled.pop((call.session_id, call.id), None)
         if outcome is None:
             outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
+            request = outcome.interrupt.request
             if ctx.is_tool_approved(provider_name, ctx.tool_call_id):
+                if request.created_at >= started:
+                    # The question the person answered is gone (it expired, or was withdrawn)
+                    # and invokit just asked anew: nobody saw this one, so the answer is not
+                    # for it. It is withdrawn, not denied: the call may ask again.
+                    await withdraw(
+                        self.executor, request, "the answer given was for an earlier question"
+                    )
+                    return (
+                        "Error (approval_expired): the approval given was for a question that "
+                        "is no longer open (it expired or was withdrawn); nothing ran. Call "
+                        "again to ask anew."
+                    )
                 try:
                     outcome = await self.executor.resume(
                         outcome.interrupt.id, approve=True, by=self.by
