@@ -34,6 +34,7 @@ from invokit import (
     Executor,
     Failed,
     Limits,
+    OutputLimit,
     ToolAnnotations,
     ToolCall,
     ToolRegistry,
@@ -497,3 +498,20 @@ async def test_a_yes_given_after_the_question_expired_asks_again() -> None:
     new = _asked(second.output).metadata["call-0"]["invokit"]["approval_id"]
     assert new != old
     assert notes.count("write") == 0
+
+
+async def test_output_limits_apply_before_the_model_reads_a_result() -> None:
+    """A long result reaches the model cut to the executor's output limit, and says so in
+    the return's metadata."""
+
+    @tool(read_only=True)
+    async def dump() -> dict[str, str]:
+        """Dump everything."""
+        return {"data": "x" * 5000}
+
+    executor = Executor([dump], limits=Limits(output=OutputLimit(max_chars=200)))
+    script = Script([("dump", {})])
+    await _agent(executor, script).run("dump")
+    [returned] = script.read_back
+    assert isinstance(returned.content, str) and len(returned.content) <= 200
+    assert returned.metadata["invokit"]["truncated"] is True
