@@ -140,37 +140,49 @@ class InvokitTools:
 
     async def _invoke(self, ctx: AgentsToolContext[Any], provider_name: str, arguments: str) -> Any:
         call = self._call(ctx, provider_name, ctx.tool_call_id, arguments)
+        approved = bool(ctx.is_tool_approved(provider_name, ctx.tool_call_id))
+        asked_before = approved and await self._asked_before(call)
         started = time.time()
         outcome = self._settled.pop((call.session_id, call.id), None)
         if outcome is None:
             outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
             request = outcome.interrupt.request
-            if ctx.is_tool_approved(provider_name, ctx.tool_call_id):
-                if request.created_at >= started:
-                    # The question the person answered is gone (it expired, or was withdrawn)
-                    # and invokit just asked anew: nobody saw this one, so the answer is not
-                    # for it. It is withdrawn, not denied: the call may ask again.
-                    await withdraw(
-                        self.executor, request, "the answer given was for an earlier question"
-                    )
-                    return (
-                        "Error (approval_expired): the approval given was for a question that "
-                        "is no longer open (it expired or was withdrawn); nothing ran. Call "
-                        "again to ask anew."
-                    )
-                try:
-                    outcome = await self.executor.resume(
-                        outcome.interrupt.id, approve=True, by=self.by
-                    )
-                except ApprovalError as exc:
-                    return f"Error (approval_error): {exc}; nothing ran."
-            else:
+            if not approved:
                 # Only when the policy started asking after needs_approval said it would not.
                 return "Error (approval_required): " + outcome.interrupt.message()
+            if asked_before and request.created_at >= started:
+                # The question the person answered is gone (it expired, or was withdrawn) and
+                # invokit just asked anew: nobody saw this one, so the answer is not for it.
+                # It is withdrawn, not denied: the call may ask again.
+                await withdraw(
+                    self.executor, request, "the answer given was for an earlier question"
+                )
+                return (
+                    "Error (approval_expired): the approval given was for a question that is "
+                    "no longer open (it expired or was withdrawn); nothing ran. Call again to "
+                    "ask anew."
+                )
+            # The person's yes for this call: for the question invokit asked in needs_approval,
+            # or openai-agents' sticky yes (always_approve) for a call it then did not ask about.
+            try:
+                outcome = await self.executor.resume(request.id, approve=True, by=self.by)
+            except ApprovalError as exc:
+                return f"Error (approval_error): {exc}; nothing ran."
         if isinstance(outcome, Interrupted):
             return f"Error ({outcome.interrupt.kind}_required): " + outcome.interrupt.message()
         return _output(outcome.result)
+
+    async def _asked_before(self, call: ToolCall) -> bool:
+        """Whether invokit recorded a question for this call id earlier (so a yes in RunState
+        answered that one); a store that cannot tell counts as yes (fail closed)."""
+        try:
+            found = await self.executor.approvals.find_by_call(
+                call.id, session_id=call.session_id, project=self.executor.project
+            )
+        except Exception:
+            return True
+        return found is not None
 
     # -- a person's answer in RunState ------------------------------------------------------
 
