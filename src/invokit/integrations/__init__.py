@@ -1,9 +1,17 @@
-"""invokit inside agent frameworks, one module per framework, each behind its own extra.
+"""invokit inside agent frameworks, and their tools inside invokit: one module per framework.
 
-- ``invokit.integrations.langchain``: LangChain / LangGraph (``invokit[langchain]``)
-- ``invokit.integrations.google_adk``: Google ADK (``invokit[adk]``)
+Each module needs its framework's extra and is imported on use, never by ``import invokit``:
 
-Each module gives the framework invokit tools whose calls go through an invokit ``Executor``
-(approvals become the framework's own pause), and imports the framework's tools into an invokit
-registry so invokit's policy, approvals, limits and audit apply to them.
+- :mod:`invokit.integrations.pydantic_ai` (``pip install "invokit[pydantic-ai]"``):
+  ``InvokitToolset``, ``approval_results``, ``from_pydantic_ai``;
+- :mod:`invokit.integrations.openai_agents` (``pip install "invokit[openai-agents]"``):
+  ``InvokitTools``, ``function_tools``, ``from_openai_agents``;
+- :mod:`invokit.integrations.langchain` (``pip install "invokit[langchain]"``): LangChain and
+  LangGraph;
+- :mod:`invokit.integrations.google_adk` (``pip install "invokit[adk]"``): Google ADK.
+
+Every call a framework makes goes through the invokit :class:`~invokit.Executor`: policy,
+approvals (surfaced as the framework's own pause and resumed through it), limits and audit;
+and each framework's tools can be imported into an invokit registry so the same applies to
+them.
 """
