@@ -1,14 +1,12 @@
-"""The PostgreSQL store's own parts: the versioned schema, URLs with passwords, finding an
-approval by its call, and quotas."""
+"""The PostgreSQL store's own parts: the versioned schema, URLs with passwords, reopening."""
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 import time
-from dataclasses import replace
 
+import anyio
 import psycopg
 import pytest
 
@@ -109,49 +107,6 @@ async def test_a_password_is_never_shown(postgres_server: object, tmp_path: obje
     assert "hunter2" not in str(bad.value)
 
 
-async def test_find_by_call_is_the_newest_of_the_call(postgres_url: str) -> None:
-    """The newest approval for a call id in the session and project is found, in any status;
-    another session or project never finds it."""
-    clock = Clock()
-    store = PostgresApprovalStore(postgres_url, clock=clock)
-    first = replace(make_request(clock), project="/p")
-    clock.now += 1
-    second = replace(make_request(clock, path="src/b.py"), project="/p")
-    await store.put(first)
-    await store.put(second)
-    await store.resolve(second.id, ApprovalDecision.deny("no"))
-    found = await store.find_by_call("c1", session_id="s1", project="/p")
-    assert found is not None
-    assert found.request == second and found.status == "denied"
-    assert await store.find_by_call("c1", session_id="s2", project="/p") is None
-    assert await store.find_by_call("c1", session_id="s1", project="/q") is None
-    assert await store.find_by_call("c1", session_id="s1", project=None) is None
-    assert await store.find_by_call("c2", session_id="s1", project="/p") is None
-    bare = make_request(clock, session=None)
-    await store.put(bare)
-    found = await store.find_by_call("c1", session_id=None, project=None)
-    assert found is not None and found.request == bare
-    await store.close()
-
-
-async def test_count_call_counts_ever_or_within_a_window(postgres_url: str) -> None:
-    """Without a window a key allows ``limit`` calls ever (then never: inf); with one, the
-    next call is allowed when the oldest leaves it, and the count starts again."""
-    store = PostgresApprovalStore(postgres_url)
-    assert await store.count_call("ever", limit=2, window=None, now=100.0) is None
-    assert await store.count_call("ever", limit=2, window=None, now=101.0) is None
-    assert await store.count_call("ever", limit=2, window=None, now=5000.0) == math.inf
-    assert await store.count_call("none", limit=0, window=10.0, now=1.0) == math.inf
-
-    assert await store.count_call("w", limit=2, window=10.0, now=100.0) is None
-    assert await store.count_call("w", limit=2, window=10.0, now=104.0) is None
-    assert await store.count_call("w", limit=2, window=10.0, now=105.0) == 110.0
-    assert await store.count_call("w", limit=2, window=10.0, now=110.0) is None
-    assert await store.count_call("w", limit=2, window=10.0, now=111.0) == 114.0
-    assert await store.count_call("other", limit=1, window=10.0, now=111.0) is None
-    await store.close()
-
-
 async def test_a_closed_store_opens_again(postgres_url: str) -> None:
     """After ``close`` the next call opens the pool again; the data is still there."""
     store = PostgresApprovalStore(postgres_url)
@@ -160,3 +115,34 @@ async def test_a_closed_store_opens_again(postgres_url: str) -> None:
     await store.close()
     assert (await store.get(request.id)).status == "pending"
     await store.close()
+
+
+def test_one_store_in_one_event_loop_after_another(postgres_url: str) -> None:
+    """A store closed at the end of one ``anyio.run`` (a CLI command) works in the next: the
+    pool and the listening connection open again in the new loop, and a decision wakes it."""
+    store = PostgresApprovalStore(postgres_url)
+    deciding = PostgresApprovalStore(postgres_url)
+    request = make_request(Clock(time.time()))
+
+    async def first() -> None:
+        await store.put(request)
+        assert (await store.wait_decided(request.id, 0.05)).status == "pending"
+        await store.close()
+
+    async def second() -> str:
+        async with anyio.create_task_group() as group:
+
+            async def decide() -> None:
+                await anyio.sleep(0.2)
+                await deciding.resolve(request.id, ApprovalDecision.approve())
+
+            group.start_soon(decide)
+            record = await store.wait_decided(request.id, 10.0)
+        await store.close()
+        await deciding.close()
+        return record.status
+
+    anyio.run(first)
+    started = time.monotonic()
+    assert anyio.run(second) == "approved"
+    assert time.monotonic() - started < 5.0
