@@ -90,11 +90,19 @@ def _start() -> tuple[PostgresServer, Path, str | None] | str:
             "install it with: sudo apt-get install postgresql"
         )
     user: str | None = None
-    base = Path(tempfile.mkdtemp(prefix="invokit-pg-"))
+    owner: tuple[int, int] | None = None
     if os.geteuid() == 0:  # initdb refuses to run as root
         user = _UNPRIVILEGED
-        entry = pwd.getpwnam(user)
-        os.chown(base, entry.pw_uid, entry.pw_gid)
+        try:
+            entry = pwd.getpwnam(user)
+        except KeyError:
+            return f"the tests run as root and there is no user {user!r} to run PostgreSQL as"
+        owner = (entry.pw_uid, entry.pw_gid)
+    # Directly in /tmp: a socket path must be short, and the unprivileged user must reach it
+    # (a private TMPDIR of root's would not do).
+    base = Path(tempfile.mkdtemp(prefix="invokit-pg-", dir="/tmp" if owner else None))
+    if owner is not None:
+        os.chown(base, *owner)
     data, log = base / "data", base / "server.log"
     made = _run(
         [
