@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import anyio
 import pytest
 
-from invokit.approvals import ApprovalDecision, ApprovalStore
+from invokit.approvals import ApprovalDecision, ApprovalStore, SqliteApprovalStore
 from invokit.exceptions import ApprovalNotFound
 
 from .helpers import Clock, make_request
@@ -104,3 +105,28 @@ async def test_many_waiters_on_many_requests(store: ApprovalStore, clock: Clock)
         for request in requests[:4]:
             await store.resolve(request.id, ApprovalDecision.approve())
     assert [results[r.id] for r in requests] == ["approved"] * 4 + ["pending"]
+
+
+async def test_sqlite_sees_a_decision_of_another_connection(tmp_path: Path, clock: Clock) -> None:
+    """SQLite polls: a decision through another store on the same file (another process's
+    connection) ends the wait within a few polling intervals."""
+    path = tmp_path / "approvals.sqlite3"
+    waiting = SqliteApprovalStore(path, clock=clock, poll_interval=0.02)
+    deciding = SqliteApprovalStore(path, clock=clock)
+    request = make_request(clock)
+    await deciding.put(request)
+    delays: list[float] = []
+
+    async def wait() -> None:
+        record = await waiting.wait_decided(request.id, 10.0)
+        delays.append(time.monotonic())
+        assert record.status == "approved"
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait)
+        await anyio.sleep(0.1)
+        decided = time.monotonic()
+        await deciding.resolve(request.id, ApprovalDecision.approve())
+    assert delays[0] - decided < 1.0
+    await waiting.close()
+    await deciding.close()
