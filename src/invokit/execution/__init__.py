@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from invokit.execution._artifacts import SpillStore
 from invokit.execution._checking import CallCheck
 from invokit.execution._events import Event, EventSink
 from invokit.execution._executor import Approver, Executor
@@ -65,6 +66,7 @@ __all__ = [
     "Outcome",
     "Rewrite",
     "Skip",
+    "SpillStore",
     "SqliteAuditSink",
     "interrupt_from_dict",
 ]
