@@ -16,6 +16,7 @@ def build_app() -> typer.Typer:
         _approvals,
         _audit,
         _call,
+        _dev,
         _install,
         _mcp,
         _policy,
@@ -32,6 +33,17 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    for module in (_serve, _call, _tools, _approvals, _audit, _policy, _mcp, _trust, _install):
+    for module in (
+        _serve,
+        _dev,
+        _call,
+        _tools,
+        _approvals,
+        _audit,
+        _policy,
+        _mcp,
+        _trust,
+        _install,
+    ):
         module.register(app)
     return app
