@@ -149,13 +149,16 @@ def test_dev_opens_the_inspector_with_the_serve_command(
     try:
         seen = ""
         deadline = time.monotonic() + 120
-        while "up and running" not in seen and time.monotonic() < deadline:
+        # The proxy (with its token) and the web client start side by side: wait for both.
+        while time.monotonic() < deadline and not (
+            "up and running" in seen and "MCP_PROXY_AUTH_TOKEN=" in seen
+        ):
             if select.select([process.stdout], [], [], 0.5)[0]:
                 line = process.stdout.readline()
                 if not line:
                     break
                 seen += line
-        assert "up and running" in seen, seen
+        assert "up and running" in seen and "MCP_PROXY_AUTH_TOKEN=" in seen, seen
         token = seen.split("MCP_PROXY_AUTH_TOKEN=", 1)[1].split()[0]
         request = urllib.request.Request(
             f"http://127.0.0.1:{proxy_port}/config",

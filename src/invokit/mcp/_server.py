@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -31,11 +32,13 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.approvals import ApprovalRequest
+from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
@@ -57,6 +60,7 @@ from invokit.tools import Progress
 logger = logging.getLogger("invokit.mcp")
 
 _SESSION_STATE = "invokit.session_id"
+_ROOTS_STATE = "invokit.client_roots"
 DEFAULT_PAGE_SIZE = 100
 """Tools per ``tools/list`` page unless ``build_server(page_size=...)`` says otherwise."""
 _CURSOR_PREFIX = "after:"
@@ -182,11 +186,13 @@ class ToolServer:
     # -- tools/call ---------------------------------------------------------------------
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+        roots = await self._client_roots(ctx)
         call = ToolCall(
             id=str(ctx.request_id),
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
             session_id=self._session_id(ctx),
+            metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
         )
         meta = ctx.meta
         reporter = None
@@ -379,6 +385,41 @@ class ToolServer:
             logger.warning("elicitation for approval %s failed: %r", interrupt.id, exc)
         return None
 
+    # -- client roots -------------------------------------------------------------------
+
+    async def _client_roots(self, ctx: Context) -> tuple[str, ...] | None:
+        """The local directories the client shares (MCP roots), asked once per connection
+        and again after ``notifications/roots/list_changed``; ``None`` when the client has
+        none to say (no roots capability, the stateless protocol, or it failed to answer)."""
+        capabilities = ctx.session.client_capabilities
+        if capabilities is None or capabilities.roots is None or _stateless(ctx):
+            return None
+        connection = _connection(ctx)
+        state: dict[str, Any] = connection.state if connection is not None else {}
+        cached = state.get(_ROOTS_STATE)
+        if cached is not None:
+            return tuple(cached)
+        try:
+            with anyio.fail_after(10):
+                listed = await ctx.session.send_request(
+                    types.ListRootsRequest(),
+                    types.ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+        except Exception as exc:  # a client that fails to answer narrows nothing this time
+            logger.warning("cannot list the client's roots: %r", exc)
+            return None
+        roots = tuple(_local_path(str(root.uri)) for root in listed.roots)
+        found = tuple(r for r in roots if r is not None)
+        state[_ROOTS_STATE] = found
+        return found
+
+    async def roots_changed(self, ctx: Context, params: types.NotificationParams | None) -> None:
+        """The client's roots changed: ask again on the next call."""
+        connection = _connection(ctx)
+        if connection is not None:
+            connection.state.pop(_ROOTS_STATE, None)
+
     # -- sessions and change notices ----------------------------------------------------
 
     def _session_id(self, ctx: Context) -> str | None:
@@ -428,6 +469,14 @@ class ToolServer:
                 yield {}
             finally:
                 group.cancel_scope.cancel()
+
+
+def _local_path(uri: str) -> str | None:
+    """The local path of a ``file://`` root; ``None`` for any other kind."""
+    parsed = urllib.parse.urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return urllib.parse.unquote(parsed.path) or None
 
 
 def _stateless(ctx: Context) -> bool:
@@ -563,5 +612,8 @@ def build_server(
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, handlers.initialized
+    )
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, handlers.roots_changed
     )
     return server

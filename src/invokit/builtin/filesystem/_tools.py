@@ -39,6 +39,7 @@ from invokit.builtin.filesystem._results import (
     SearchResult,
     WriteResult,
 )
+from invokit.builtin.filesystem._roots import RootedTool
 from invokit.builtin.filesystem._search import Engine, SearchQuery, search
 from invokit.builtin.filesystem._walk import walk
 from invokit.builtin.filesystem._writing import (
@@ -51,7 +52,7 @@ from invokit.builtin.filesystem._writing import (
 from invokit.exceptions import AccessDenied, ToolError
 from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
 from invokit.registry import ToolRegistry
-from invokit.tools import FunctionTool, ToolContext, tool
+from invokit.tools import FunctionTool, ToolContext
 
 __all__ = ["filesystem"]
 
@@ -112,7 +113,7 @@ def filesystem(
         raise ValueError("max_read_bytes and max_entries must be positive")
     jail = Jail(root, allow_hard_links=allow_hard_links)
     checks = Preflight(jail, ProtectedPaths(root, protected))
-    factory = _Factory(namespace=namespace, output_limit=output_limit)
+    factory = _Factory(namespace=namespace, output_limit=output_limit, jail=jail)
     reader = factory.reader
     # A page of fs.read fits the output limit it will be measured against, so the limit never
     # cuts a result that says it is complete.
@@ -371,14 +372,19 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 class _Factory:
     """Builds the tools with the toolset's shared options and honest hints."""
 
-    def __init__(self, *, namespace: str, output_limit: OutputLimit | None) -> None:
+    def __init__(self, *, namespace: str, output_limit: OutputLimit | None, jail: Jail) -> None:
         self.namespace = namespace
         self.output_limit = output_limit
+        self.jail = jail
+
+    def _tool(self, **options: Any) -> Callable[[Callable[..., Any]], FunctionTool]:
+        # Every tool also keeps to the caller's client roots (MCP roots), in preflight.
+        return lambda fn: RootedTool(fn, jail=self.jail, **options)
 
     def reader(
         self, name: str, *, permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]]
     ) -> Callable[[Callable[..., Any]], FunctionTool]:
-        return tool(
+        return self._tool(
             name=f"{self.namespace}.{name}",
             read_only=True,
             destructive=False,
@@ -398,7 +404,7 @@ class _Factory:
         permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]],
         destructive: bool = True,
     ) -> Callable[[Callable[..., Any]], FunctionTool]:
-        return tool(
+        return self._tool(
             name=f"{self.namespace}.{name}",
             read_only=False,
             destructive=destructive,
