@@ -59,7 +59,9 @@ def check_roots(jail: Jail, call: ToolCall | None, requests: Sequence[Permission
         path = getattr(request, "path", None)
         if not isinstance(path, str):
             continue
-        target = PurePosixPath(path)
+        # Requests name paths root-relative, or absolute under the jail's root (several roots).
+        relative = os.path.relpath(path, jail.root) if path.startswith("/") else path
+        target = PurePosixPath(relative)
         if any(target == PurePosixPath(f) or PurePosixPath(f) in target.parents for f in folders):
             continue
         shown = ", ".join(folders)

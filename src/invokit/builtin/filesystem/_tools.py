@@ -81,6 +81,7 @@ def filesystem(
     search_engine: Engine = "auto",
     output_limit: OutputLimit | None = None,
     protected: Iterable[str | os.PathLike[str]] = (),
+    absolute_requests: bool = False,
 ) -> ToolRegistry:
     """The filesystem toolset: ``fs.read``, ``fs.list``, ``fs.glob``, ``fs.search``, ``fs.stat``,
     and, when ``writable``, ``fs.write``, ``fs.edit``, ``fs.move``, ``fs.delete``, ``fs.mkdir``.
@@ -108,11 +109,15 @@ def filesystem(
             paths are relative to ``root``. No tool writes, creates, edits, deletes or moves
             one, or a folder that holds one: such a call is refused (``AccessDenied``) in
             preflight, before any policy or person is asked. Reading them stays allowed.
+        absolute_requests: name paths absolute in permission requests (``FileRead``,
+            ``FileWrite``, ``FileDelete``), so that policy rules, approvals and the audit log
+            tell this root's files from another's when several roots are served side by side.
+            Tools still take and return root-relative paths.
     """
     if max_read_bytes < 1 or max_entries < 1:
         raise ValueError("max_read_bytes and max_entries must be positive")
     jail = Jail(root, allow_hard_links=allow_hard_links)
-    checks = Preflight(jail, ProtectedPaths(root, protected))
+    checks = Preflight(jail, ProtectedPaths(root, protected), absolute=absolute_requests)
     factory = _Factory(namespace=namespace, output_limit=output_limit, jail=jail)
     reader = factory.reader
     # A page of fs.read fits the output limit it will be measured against, so the limit never
@@ -169,7 +174,7 @@ def filesystem(
             max_entries=max_entries,
         )
         listing = await _abandonable(call)
-        return replace(listing, entries=_permitted(ctx, listing.entries))
+        return replace(listing, entries=_permitted(ctx, checks, listing.entries))
 
     @reader("glob", permissions=checks.reads("directory", default="."))
     async def glob(ctx: ToolContext, pattern: str, path: str = ".") -> GlobResult:
@@ -184,7 +189,7 @@ def filesystem(
         """
         call = functools.partial(glob_paths, jail, pattern, path, max_results=max_entries)
         found = await _abandonable(call)
-        return replace(found, matches=_permitted(ctx, found.matches))
+        return replace(found, matches=_permitted(ctx, checks, found.matches))
 
     @reader("search", permissions=checks.reads("directory", default="."))
     async def search_(
@@ -220,7 +225,7 @@ def filesystem(
         found = await run_cancellable(
             functools.partial(_search_with_stop, jail, query, search_engine)
         )
-        return replace(found, matches=_permitted(ctx, found.matches))
+        return replace(found, matches=_permitted(ctx, checks, found.matches))
 
     @reader("stat", permissions=checks.reads("entry"))
     async def stat(path: str) -> FileStat:
@@ -321,12 +326,14 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 
         def checked() -> MoveResult:
             # A rule about something inside the folder must hold for the folder as a whole.
-            _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "move")
+            _check_subtree(
+                jail, ctx, path, lambda sub: [FileDelete(path=checks.named(sub))], "move"
+            )
             _check_subtree(
                 jail,
                 ctx,
                 path,
-                lambda sub: [FileWrite(path=_rebase(sub, path, destination))],
+                lambda sub: [FileWrite(path=checks.named(_rebase(sub, path, destination)))],
                 "move",
             )
             return call()
@@ -346,7 +353,9 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 
         def checked() -> DeleteResult:
             if recursive:
-                _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "delete")
+                _check_subtree(
+                    jail, ctx, path, lambda sub: [FileDelete(path=checks.named(sub))], "delete"
+                )
             return call()
 
         return await anyio.to_thread.run_sync(checked)
@@ -467,10 +476,10 @@ def _norm(path: Any) -> str:
         return path
 
 
-def _permitted(ctx: ToolContext, items: tuple[Entry, ...]) -> tuple[Entry, ...]:
+def _permitted(ctx: ToolContext, checks: Preflight, items: tuple[Entry, ...]) -> tuple[Entry, ...]:
     """Leave out what the policy's deny rules forbid reading: a recursive listing, glob or
     search reaches files its single declared ``FileRead`` could not name up front."""
-    return tuple(item for item in items if ctx.permits(FileRead(path=item.path)))
+    return tuple(item for item in items if ctx.permits(FileRead(path=checks.named(item.path))))
 
 
 async def _abandonable(call: Callable[[], T]) -> T:
