@@ -13,14 +13,10 @@ client that sent a progress token receives heartbeat progress notifications.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import json
 import logging
 import secrets
-import time
-import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -32,7 +28,6 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
@@ -54,16 +49,16 @@ from invokit.mcp._elicit import (
     read_answer,
     read_input_response,
 )
+from invokit.mcp._paging import cursor_after, name_in
+from invokit.mcp._progress import ProgressReporter
+from invokit.mcp._roots import ROOTS_STATE, client_roots
 from invokit.registry import Registry
-from invokit.tools import Progress
 
 logger = logging.getLogger("invokit.mcp")
 
 _SESSION_STATE = "invokit.session_id"
-_ROOTS_STATE = "invokit.client_roots"
 DEFAULT_PAGE_SIZE = 100
 """Tools per ``tools/list`` page unless ``build_server(page_size=...)`` says otherwise."""
-_CURSOR_PREFIX = "after:"
 Context = Any
 """The SDK's ``ServerRequestContext`` (its generic parameters add nothing here)."""
 
@@ -161,13 +156,13 @@ class ToolServer:
         tools = self.listing()["tools"]
         start = 0
         if cursor is not None:
-            start = bisect.bisect_right(self._names, _after(cursor))
+            start = bisect.bisect_right(self._names, name_in(cursor))
         end = start + self.page_size
         if start == 0 and end >= len(tools):
             return self.listing()
         page: dict[str, Any] = {"tools": tools[start:end]}
         if end < len(tools):
-            page["nextCursor"] = _cursor(self._names[end - 1])
+            page["nextCursor"] = cursor_after(self._names[end - 1])
         return page
 
     async def list_tools(
@@ -197,7 +192,7 @@ class ToolServer:
         meta = ctx.meta
         reporter = None
         if meta and meta.get("progress_token") is not None:
-            reporter = _ProgressReporter(ctx)
+            reporter = ProgressReporter(ctx)
         try:
             if reporter is None:
                 return _complete(ctx, await self._run(ctx, call, None, params))
@@ -219,7 +214,7 @@ class ToolServer:
         self,
         ctx: Context,
         call: ToolCall,
-        reporter: _ProgressReporter | None,
+        reporter: ProgressReporter | None,
         params: types.CallToolRequestParams,
     ) -> dict[str, Any]:
         if params.request_state is not None and _stateless(ctx):
@@ -264,7 +259,7 @@ class ToolServer:
                 continue
             emit_resolved(self.executor, request.call, request, decision)
 
-    async def _heartbeats(self, call: ToolCall, reporter: _ProgressReporter) -> None:
+    async def _heartbeats(self, call: ToolCall, reporter: ProgressReporter) -> None:
         """While a person decides, a progress notification every ``heartbeat`` seconds, so a
         client whose timeout resets on progress keeps waiting."""
         while True:
@@ -395,30 +390,13 @@ class ToolServer:
         if capabilities is None or capabilities.roots is None or _stateless(ctx):
             return None
         connection = _connection(ctx)
-        state: dict[str, Any] = connection.state if connection is not None else {}
-        cached = state.get(_ROOTS_STATE)
-        if cached is not None:
-            return tuple(cached)
-        try:
-            with anyio.fail_after(10):
-                listed = await ctx.session.send_request(
-                    types.ListRootsRequest(),
-                    types.ListRootsResult,
-                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-                )
-        except Exception as exc:  # a client that fails to answer narrows nothing this time
-            logger.warning("cannot list the client's roots: %r", exc)
-            return None
-        roots = tuple(_local_path(str(root.uri)) for root in listed.roots)
-        found = tuple(r for r in roots if r is not None)
-        state[_ROOTS_STATE] = found
-        return found
+        return await client_roots(ctx, connection.state if connection is not None else {})
 
     async def roots_changed(self, ctx: Context, params: types.NotificationParams | None) -> None:
         """The client's roots changed: ask again on the next call."""
         connection = _connection(ctx)
         if connection is not None:
-            connection.state.pop(_ROOTS_STATE, None)
+            connection.state.pop(ROOTS_STATE, None)
 
     # -- sessions and change notices ----------------------------------------------------
 
@@ -471,14 +449,6 @@ class ToolServer:
                 group.cancel_scope.cancel()
 
 
-def _local_path(uri: str) -> str | None:
-    """The local path of a ``file://`` root; ``None`` for any other kind."""
-    parsed = urllib.parse.urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    return urllib.parse.unquote(parsed.path) or None
-
-
 def _stateless(ctx: Context) -> bool:
     """The request speaks the stateless protocol (2026-07-28 on): no mid-call requests."""
     return str(ctx.protocol_version) in MODERN_PROTOCOL_VERSIONS
@@ -496,88 +466,10 @@ def _can_elicit(ctx: Context) -> bool:
     return capabilities is not None and capabilities.elicitation is not None
 
 
-def _cursor(name: str) -> str:
-    return base64.urlsafe_b64encode((_CURSOR_PREFIX + name).encode()).decode()
-
-
-def _after(cursor: str) -> str:
-    """The tool name a cursor of :func:`_cursor` names; a protocol error for anything else."""
-    from mcp.shared.exceptions import MCPError
-
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode()
-    except (binascii.Error, UnicodeError, ValueError):
-        text = ""
-    if not text.startswith(_CURSOR_PREFIX):
-        raise MCPError(
-            types.INVALID_PARAMS,
-            "Invalid tools/list cursor: pass back a nextCursor this server sent, or none for "
-            "the first page.",
-        )
-    return text[len(_CURSOR_PREFIX) :]
-
-
 def _connection(ctx: Context) -> Any:
     # The SDK 2.3 hands low-level handlers a per-request ServerSession whose Connection (the
     # per-client state and standalone channel) is not public yet.
     return getattr(ctx.session, "_connection", None)
-
-
-class _ProgressReporter:
-    """Sends each executor progress report, and each heartbeat, as an MCP progress
-    notification. MCP requires the numbers to grow with every notification, and a value never
-    exceeds its total.
-
-    The numbers sent are the tool's own plus an offset: each heartbeat raises the offset by one
-    (and the total with it), so a tool's ``1 of 10`` after three heartbeats is sent as ``4 of
-    13``. A report that would not grow (the tool went back, or repeated a value) or would pass
-    its total is not sent. A total, once known, stays known.
-    """
-
-    def __init__(self, ctx: Context) -> None:
-        self._session = ctx.session
-        self._offset = 0.0
-        self._tool_last = 0.0
-        self._total: float | None = None
-        self._last: float | None = None
-        self._sent = time.monotonic()
-
-    def idle(self) -> float:
-        """Seconds since the last notification."""
-        return time.monotonic() - self._sent
-
-    async def __call__(self, progress: Progress) -> None:
-        if progress.total is not None:
-            # A total below what was already sent cannot be met without going back: the
-            # numbers stop where they are instead (a value never passes its total).
-            self._total = max(float(progress.total), self._tool_last)
-        # A streaming tool's plain yields carry data, not numbers: count them on.
-        value = float(progress.progress) if progress.progress is not None else self._tool_last + 1
-        if self._total is not None:
-            value = min(value, self._total)
-        if value <= self._tool_last and self._last is not None:
-            return  # not growing: MCP would reject it, and a client would show it going back
-        self._tool_last = value
-        await self._send(value + self._offset, progress.message)
-
-    async def beat(self, message: str) -> None:
-        self._offset += 1
-        await self._send(self._tool_last + self._offset, message)
-
-    async def _send(self, value: float, message: str | None) -> None:
-        total = self._total + self._offset if self._total is not None else None
-        if self._last is not None and value <= self._last:  # pragma: no cover - kept by design
-            return
-        self._last = value
-        self._sent = time.monotonic()
-        await self._session.report_progress(_number(value), _number(total), message)
-
-
-def _number(value: float | None) -> float | int | None:
-    """Whole numbers as ``int`` on the wire (``4``, not ``4.0``)."""
-    if value is not None and value.is_integer():
-        return int(value)
-    return value
 
 
 def build_server(
