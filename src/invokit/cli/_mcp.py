@@ -1,8 +1,8 @@
 """``invokit mcp list | trust``: the tools of imported MCP servers and their pinned versions.
 
-The first time invokit sees a remote tool it pins its fingerprint. If the server later
-changes the tool (its description or schema: a "rug pull"), the tool is hidden until a person
-looks at it and trusts the new version here.
+The first time invokit lists a server it pins every tool's fingerprint. If the server later
+changes a tool (its description or schema: a "rug pull") or adds one, that tool is hidden until
+a person looks at it and trusts it here.
 """
 
 from __future__ import annotations
@@ -103,9 +103,10 @@ def register(app: typer.Typer) -> None:
                 for tool in server["tools"]:
                     console.print(inert(f"  {tool}"))
                 for changed in server["changed"]:
+                    why = "changed since trusted" if changed["pinned"] else "new since trusted"
                     console.print(
                         inert(
-                            f"  hidden, changed since trusted: {changed['name']} "
+                            f"  hidden, {why}: {changed['name']} "
                             f"(trust it: invokit mcp trust {server['server']} {changed['tool']})"
                         )
                     )
@@ -128,7 +129,9 @@ def register(app: typer.Typer) -> None:
         server: Annotated[str, typer.Argument(help="The server's name in invokit.toml.")],
         tools: Annotated[
             Optional[list[str]],  # noqa: UP045
-            typer.Argument(help="Tools to trust as they are now (default: every changed one)."),
+            typer.Argument(
+                help="Tools to trust as they are now (default: every changed or new one)."
+            ),
         ] = None,
         fingerprint: Annotated[
             Optional[str],  # noqa: UP045

@@ -17,8 +17,9 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 import anyio
@@ -32,10 +33,10 @@ from invokit.cli._options import (
     AllowShellOption,
     ConfigOption,
     PolicyOption,
-    RootOption,
     options,
 )
 from invokit.cli._output import USAGE, fail, reported
+from invokit.cli._roots import ExtraRoot, RootsError, extra_roots, with_extra_roots
 from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
 
 
@@ -92,7 +93,16 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         config: ConfigOption = None,
-        root: RootOption = None,
+        roots: Annotated[
+            Optional[list[Path]],  # noqa: UP045
+            typer.Option(
+                "--root",
+                "-r",
+                help="The directory the tools work in (default: .). Repeat to serve more: "
+                "each further root gets its own tools, fs.<folder name>.read and so on.",
+                file_okay=False,
+            ),
+        ] = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
         compose: Annotated[
@@ -113,7 +123,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the tools as an MCP server, rooted at --root (default: here)."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, allow_shell))
+            given = list(roots or ())
+            setup = prepare(options(config, given[0] if given else None, policy, allow_shell))
+            try:
+                extra = extra_roots(setup.config.root, given[1:])
+            except RootsError as exc:
+                fail(str(exc), USAGE, as_json=as_json)
+            setup = with_extra_roots(setup, extra)
             settings = setup.config.serve
             transport: Literal["stdio", "http"]
             if transport_flag is not None:
@@ -157,6 +173,7 @@ def register(app: typer.Typer) -> None:
             address = host or settings.host
             server = _Server(
                 setup,
+                extra_roots=extra,
                 token=secret,
                 token_source=token_source,
                 allow_shell=tuple(allow_shell or ()),
@@ -263,6 +280,7 @@ class _Server:
         self,
         setup: Setup,
         *,
+        extra_roots: Sequence[ExtraRoot] = (),
         token: str | None = None,
         token_source: str | None = None,
         allow_shell: tuple[str, ...] = (),
@@ -275,6 +293,7 @@ class _Server:
     ) -> None:
         self.compose = compose
         self.setup = setup
+        self.extra_roots = tuple(extra_roots)
         self.token = token
         self.token_source = token_source
         self.allow_shell = allow_shell
@@ -337,6 +356,10 @@ class _Server:
                             "url": url,
                             "transport": self.transport,
                             "root": str(self.setup.config.root),
+                            "roots": [
+                                str(self.setup.config.root),
+                                *(str(r.path) for r in self.extra_roots),
+                            ],
                             "policy": self.setup.policy_source,
                             "tools": list(registry.names()),
                         },
@@ -369,6 +392,15 @@ class _Server:
                     )
                 else:
                     self.console.print(stdio_banner(self.setup, registry))
+                if not self.as_json:
+                    for extra in self.extra_roots:
+                        self.console.print(
+                            Text(
+                                f"Also serving {extra.path} as {extra.namespace}.* "
+                                "(paths relative to it)",
+                                style="dim",
+                            )
+                        )
 
             await serve(
                 registry,
