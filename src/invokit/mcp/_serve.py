@@ -27,6 +27,7 @@ async def serve(
     ready: Callable[[str], None] | None = None,
     token: str | None = None,
     heartbeat: float = 5.0,
+    approval_wait: float = 0.0,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -49,8 +50,13 @@ async def serve(
             or ``?token=TOKEN``); other local users and processes are turned away with 401.
         heartbeat: seconds between progress notifications sent while a call waits for a
             person (to a client that sent a progress token), so its timeout does not expire.
+        approval_wait: seconds a call that nobody here can ask about (no inline approver,
+            no elicitation) waits for a decision made elsewhere (``invokit approvals``, any
+            replica) before it answers "approval required"; ``0`` answers at once.
     """
-    server = build_server(registry, executor, name=name, heartbeat=heartbeat)
+    server = build_server(
+        registry, executor, name=name, heartbeat=heartbeat, approval_wait=approval_wait
+    )
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 

@@ -38,6 +38,8 @@ from invokit.mcp._elicit import (
     pending_message,
     read_answer,
 )
+from invokit.mcp._identity import client_identity
+from invokit.mcp._waiting import wait_for_decision
 from invokit.registry import Registry
 from invokit.tools import Progress
 
@@ -72,11 +74,20 @@ class ToolServer:
         executor: runs every call; its policy, approvals and limits apply.
     """
 
-    def __init__(self, registry: Registry, executor: Executor, *, heartbeat: float = 5.0) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        executor: Executor,
+        *,
+        heartbeat: float = 5.0,
+        approval_wait: float = 0.0,
+    ) -> None:
         self.registry = registry
         self.executor = executor
         self.heartbeat = heartbeat
         """Seconds between progress heartbeats while a call waits for a person."""
+        self.approval_wait = approval_wait
+        """Seconds a call nobody here can ask about waits for a decision made elsewhere."""
         self._listed: list[ToolSpec] = []
         self._listing: dict[str, Any] | None = None
         self._shapes: dict[str, tuple[ToolSpec, OutputShape]] = {}
@@ -220,16 +231,25 @@ class ToolServer:
             return error_dict(f"{interrupt.kind}_required", message, {"interrupt_id": interrupt.id})
         request = interrupt.request
         answer = await self._elicit(ctx, interrupt)
+        decided_elsewhere = False
         if answer is None or answer.verdict == "none":
-            return self._pending(request)
-        try:
-            resumed: Outcome = await self.executor.resume(
-                request.id,
-                approve=answer.verdict == "approve",
-                reason=answer.reason,
-                by="elicitation",
-                on_progress=on_progress,
+            # Nobody to ask here: wait (bounded) for a decision from any process or replica.
+            decided_elsewhere = await wait_for_decision(
+                self.executor.approvals, request, self.approval_wait
             )
+            if not decided_elsewhere:
+                return self._pending(request)
+        try:
+            if decided_elsewhere or answer is None:
+                resumed: Outcome = await self.executor.resume(request.id, on_progress=on_progress)
+            else:
+                resumed = await self.executor.resume(
+                    request.id,
+                    approve=answer.verdict == "approve",
+                    reason=answer.reason,
+                    by="elicitation",
+                    on_progress=on_progress,
+                )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
         if isinstance(resumed, Interrupted):
@@ -262,7 +282,12 @@ class ToolServer:
     # -- sessions and change notices ----------------------------------------------------
 
     def _session_id(self, ctx: Context) -> str | None:
-        """A stable id for the client connection: approvals and session grants bind to it."""
+        """A stable id for the client: approvals and session grants bind to it. Over HTTP a
+        client that names itself (:mod:`invokit.mcp._identity`) keeps its id through any
+        replica; otherwise its connection is its identity."""
+        identity = client_identity(getattr(ctx, "request", None))
+        if identity is not None:
+            return identity
         connection = _connection(ctx)
         if connection is None:
             return None
@@ -369,7 +394,12 @@ def _number(value: float | None) -> float | int | None:
 
 
 def build_server(
-    registry: Registry, executor: Executor, *, name: str = "invokit", heartbeat: float = 5.0
+    registry: Registry,
+    executor: Executor,
+    *,
+    name: str = "invokit",
+    heartbeat: float = 5.0,
+    approval_wait: float = 0.0,
 ) -> Server[Any]:
     """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
 
@@ -378,7 +408,7 @@ def build_server(
     """
     from invokit import __version__
 
-    handlers = ToolServer(registry, executor, heartbeat=heartbeat)
+    handlers = ToolServer(registry, executor, heartbeat=heartbeat, approval_wait=approval_wait)
     server = _InvokitServer(name, version=__version__, lifespan=handlers.lifespan)
     server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
