@@ -131,11 +131,12 @@ class ToolServer:
     # -- tools/call ---------------------------------------------------------------------
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+        session_id, call_id = self._identify(ctx)
         call = ToolCall(
-            id=str(ctx.request_id),
+            id=call_id,
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
-            session_id=self._session_id(ctx),
+            session_id=session_id,
         )
         meta = ctx.meta
         reporter = None
@@ -281,13 +282,20 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
-    def _session_id(self, ctx: Context) -> str | None:
-        """A stable id for the client: approvals and session grants bind to it. Over HTTP a
-        client that names itself (:mod:`invokit.mcp._identity`) keeps its id through any
-        replica; otherwise its connection is its identity."""
+    def _identify(self, ctx: Context) -> tuple[str | None, str]:
+        """The session id and the call id of a ``tools/call``. Over HTTP a client that names
+        itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
+        replica; its request ids are only unique per connection, so its call ids carry the
+        connection's id too (a cancelled call never withdraws another connection's question).
+        Otherwise the connection is the session and the request id is the call id."""
+        request_id = str(ctx.request_id)
         identity = client_identity(getattr(ctx, "request", None))
-        if identity is not None:
-            return identity
+        if identity is None:
+            return self._session_id(ctx), request_id
+        return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
+
+    def _session_id(self, ctx: Context) -> str | None:
+        """A stable id for the client connection."""
         connection = _connection(ctx)
         if connection is None:
             return None
