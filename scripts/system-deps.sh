@@ -10,6 +10,11 @@ for pkg in "$@"; do
     ripgrep) cmd=rg ;;
     *) cmd=$pkg ;;
   esac
+  if [ "$pkg" = postgresql ]; then
+    # The server binaries are not on PATH: Debian keeps them in /usr/lib/postgresql/<ver>/bin.
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=("$pkg")
+    continue
+  fi
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

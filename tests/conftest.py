@@ -1,9 +1,13 @@
-"""Shared test configuration: anyio backend and hypothesis profile."""
+"""Shared test configuration: anyio backend, hypothesis profile, a real PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from ._postgres import postgres_server, postgres_url
+
+__all__ = ["postgres_server", "postgres_url"]  # the PostgreSQL fixtures, for every test
 
 settings.register_profile(
     "invokit",

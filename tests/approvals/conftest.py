@@ -1,4 +1,4 @@
-"""Fixtures shared by the approval tests: a settable clock and both stores."""
+"""Fixtures shared by the approval tests: a settable clock and every store."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from invokit.approvals import ApprovalStore, MemoryApprovalStore, SqliteApproval
 
 from .helpers import Clock
 
+STORES = ["memory", "sqlite", "postgres"]
+
 
 @pytest.fixture
 def clock() -> Clock:
@@ -18,15 +20,19 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=STORES)
 async def store(
     request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
 ) -> AsyncIterator[ApprovalStore]:
-    """Each store implementation, on the test's clock."""
+    """Each store implementation (PostgreSQL on a fresh database), on the test's clock."""
     made: ApprovalStore
     if request.param == "memory":
         made = MemoryApprovalStore(clock=clock)
-    else:
+    elif request.param == "sqlite":
         made = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3", clock=clock)
+    else:
+        from invokit.postgres import PostgresApprovalStore
+
+        made = PostgresApprovalStore(request.getfixturevalue("postgres_url"), clock=clock)
     yield made
     await made.close()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import math
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+import anyio
 
 from invokit.approvals._models import (
     ApprovalDecision,
@@ -43,6 +46,12 @@ class MemoryApprovalStore:
         self._sessions: set[tuple[str, str, str, str | None]] = set()
         self._rules: list[StandingRule] = []
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
+        self._decided: dict[str, list[anyio.Event]] = {}
+
+    def _wake(self, approval_id: str) -> None:
+        """Wake the waiters of ``approval_id`` (called with the lock held)."""
+        for event in self._decided.pop(approval_id, ()):
+            event.set()
 
     def _current(self, approval_id: str) -> ApprovalRecord:
         record = self._records.get(approval_id)
@@ -79,6 +88,7 @@ class MemoryApprovalStore:
                 request=record.request, status=status, decision=decision, resolved_at=self._clock()
             )
             self._records[approval_id] = record
+            self._wake(approval_id)
             return record
 
     async def consume(self, approval_id: str) -> ApprovalRecord:
@@ -112,7 +122,31 @@ class MemoryApprovalStore:
                 resolved_at=self._clock(),
             )
             self._records[approval_id] = record
+            self._wake(approval_id)
             return record
+
+    async def wait_decided(self, approval_id: str, timeout: float) -> ApprovalRecord:  # noqa: ASYNC109
+        """The record once it is no longer pending, or as it is after ``timeout`` seconds
+        (or at its expiry); a ``resolve`` or ``withdraw`` sets the waiter's event."""
+        deadline = anyio.current_time() + max(0.0, timeout)
+        while True:
+            with self._lock:
+                record = self._current(approval_id)
+                if record.status != "pending":
+                    return record
+                event = anyio.Event()
+                self._decided.setdefault(approval_id, []).append(event)
+            left = min(deadline - anyio.current_time(), record.request.expires_at - self._clock())
+            if left <= 0 or math.isnan(left):
+                return record
+            with anyio.move_on_after(left):
+                await event.wait()
+            with self._lock:
+                waiting = self._decided.get(approval_id)
+                if waiting is not None and event in waiting:
+                    waiting.remove(event)
+                    if not waiting:
+                        del self._decided[approval_id]
 
     async def put_interrupt(
         self, interrupt_id: str, data: dict[str, Any], expires_at: float

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
 
+import anyio
 import anyio.to_thread
 
 from invokit._state import store_file
@@ -190,6 +191,7 @@ class SqliteApprovalStore:
             tool can never forge or replay an approval.
         clock: the time source (``time.time``); tests pass their own.
         busy_timeout: seconds to wait for another process's write lock.
+        poll_interval: seconds between reads of a record ``wait_decided`` waits on.
 
     Raises:
         ValueError: ``path`` is inside one of ``forbidden_roots``.
@@ -202,7 +204,9 @@ class SqliteApprovalStore:
         forbidden_roots: Iterable[str | os.PathLike[str]] = (),
         clock: Callable[[], float] = time.time,
         busy_timeout: float = 10.0,
+        poll_interval: float = 0.05,
     ) -> None:
+        self._poll = poll_interval
         self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "approvals")
         self._clock = clock
         self._lock = threading.Lock()
@@ -326,6 +330,21 @@ class SqliteApprovalStore:
             return record
 
         return await self._run(update)
+
+    async def wait_decided(self, approval_id: str, timeout: float) -> ApprovalRecord:  # noqa: ASYNC109
+        """The record once it is no longer pending, or as it is after ``timeout`` seconds (or
+        at its expiry). SQLite cannot announce a change to another process, so this reads the
+        record every ``poll_interval`` seconds (50 ms by default): a decision made in any
+        process is seen within that interval."""
+        deadline = anyio.current_time() + max(0.0, timeout)
+        while True:
+            record = await self.get(approval_id)
+            if record.status != "pending":
+                return record
+            left = min(deadline - anyio.current_time(), record.request.expires_at - self._clock())
+            if left <= 0:
+                return record
+            await anyio.sleep(min(left, self._poll))
 
     async def put_interrupt(
         self, interrupt_id: str, data: dict[str, Any], expires_at: float

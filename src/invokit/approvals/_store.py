@@ -47,6 +47,12 @@ class ApprovalStore(Protocol):
         :class:`ApprovalAlreadyUsed` when the call already ran (consumed)."""
         ...
 
+    async def wait_decided(self, approval_id: str, timeout: float) -> ApprovalRecord:  # noqa: ASYNC109
+        """The record once it is no longer pending (decided, withdrawn, used or expired), or
+        as it is after ``timeout`` seconds: a decision made in any process that shares the
+        store wakes the waiter. :class:`ApprovalNotFound` for an unknown id."""
+        ...
+
     async def put_interrupt(
         self, interrupt_id: str, data: dict[str, Any], expires_at: float
     ) -> None:

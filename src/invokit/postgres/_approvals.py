@@ -1,0 +1,534 @@
+"""Approvals in PostgreSQL: shared by every worker and replica on one database.
+
+Every state change is one conditional statement (``UPDATE ... WHERE status = ... RETURNING``)
+or one transaction whose row count says who won. A decision (``resolve``, ``withdraw``) is
+written with its ``approval_resolved`` audit record and a ``NOTIFY`` in the same transaction:
+a waiter in any process is woken when it commits, and the record exists exactly when the
+decision does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from invokit.approvals._models import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from invokit.approvals._standing import StandingRule, check_scope
+from invokit.approvals._store import (
+    check_rule,
+    consume_refusal,
+    effective_status,
+    interrupt_expired,
+    interrupt_missing,
+    interrupt_used,
+    resolve_refusal,
+    withdraw_refusal,
+)
+from invokit.exceptions import ApprovalNotFound
+from invokit.execution._events import Event
+from invokit.postgres._audit import insert_events
+from invokit.postgres._pool import AsyncDatabase
+
+CHANNEL = "invokit_approvals"
+"""The ``LISTEN``/``NOTIFY`` channel a decision is announced on (the payload is its id)."""
+
+_RECORD = "status, request, decision, resolved_at, consumed_at, expires_at"
+_RULE = "id, rule, project, server, fingerprint, created_at, by"
+
+
+def _standing(row: tuple[Any, ...]) -> StandingRule:
+    rule_id, rule, project, server, fingerprint, created_at, by = row
+    return StandingRule(
+        id=rule_id,
+        rule=rule,
+        project=project,
+        server=server or None,
+        fingerprint=fingerprint or None,
+        created_at=created_at,
+        by=by,
+    )
+
+
+def decision_event(
+    request: ApprovalRequest, decision: ApprovalDecision, at: float, *, consumed: bool = False
+) -> Event:
+    """The ``approval_resolved`` record the store writes with a decision when its caller
+    did not hand one over: the executor's form, the channel the decision's own (else ``api``)
+    and the request's project as the root."""
+    from invokit.execution._resolutions import channel_of, resolved_data
+
+    return Event(
+        type="approval_resolved",
+        call_id=request.call.id,
+        tool=request.tool,
+        time=at,
+        session_id=request.session_id,
+        data=resolved_data(
+            request,
+            decision,
+            channel=channel_of(decision, "api"),
+            root=request.project,
+            consumed=consumed,
+        ),
+    )
+
+
+class PostgresApprovalStore:
+    """An :class:`~invokit.approvals.ApprovalStore` in a PostgreSQL database.
+
+    The pool opens on first use, in the running event loop (asyncio), and creates or migrates
+    the tables (see :mod:`invokit.postgres`). ``wait_decided`` listens on one connection of its
+    own per store, whatever the number of waiters.
+
+    Args:
+        url: ``postgresql://user@host/db``; a password only in the URL or in libpq's
+            environment (``PGPASSWORD``), never shown (reprs and errors mask it).
+        clock: the time source (``time.time``); tests pass their own.
+        min_size: pool connections kept open.
+        max_size: pool connections at most.
+        timeout: seconds to wait for the server or a free connection.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+    ) -> None:
+        self._db = AsyncDatabase(url, min_size=min_size, max_size=max_size, timeout=timeout)
+        self._clock = clock
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._listener: Any = None
+        self._listening: asyncio.Task[None] | None = None
+        self._listen_lock: asyncio.Lock | None = None
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password masked."""
+        return self._db.shown
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _record(self, row: tuple[Any, ...]) -> ApprovalRecord:
+        stored, request, decision, resolved_at, consumed_at, expires_at = row
+        status: ApprovalStatus = effective_status(stored, expires_at, self._clock())
+        return ApprovalRecord(
+            request=ApprovalRequest.from_dict(json.loads(request)),
+            status=status,
+            decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
+            resolved_at=resolved_at,
+            consumed_at=consumed_at,
+        )
+
+    async def _decided(
+        self, conn: Any, row: tuple[Any, ...], audit: Event | None, at: float
+    ) -> ApprovalRecord:
+        """In the winner's transaction: announce the decision and write its audit record."""
+        record = self._record(row)
+        approval_id = record.request.id
+        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, approval_id))
+        if audit is None and record.decision is not None:
+            audit = decision_event(record.request, record.decision, at)
+        if audit is not None:
+            await insert_events(conn, [audit])
+        return record
+
+    # -- the store --------------------------------------------------------------------------
+
+    async def put(self, request: ApprovalRequest) -> None:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO invokit_approvals (id, tool, call_id, session_id, project, "
+                "spec_fingerprint, arguments_hash, status, request, created_at, expires_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                (
+                    request.id,
+                    request.tool,
+                    request.call.id,
+                    request.session_id,
+                    request.project,
+                    request.spec_fingerprint,
+                    request.arguments_hash,
+                    json.dumps(request.to_dict()),
+                    request.created_at,
+                    request.expires_at,
+                ),
+            )
+            if cursor.rowcount != 1:
+                raise ValueError(f"approval {request.id} is already stored")
+
+    async def get(self, approval_id: str) -> ApprovalRecord:
+        async with self._db.connection() as conn:
+            return await self._get(conn, approval_id)
+
+    async def _get(self, conn: Any, approval_id: str) -> ApprovalRecord:
+        cursor = await conn.execute(
+            f"SELECT {_RECORD} FROM invokit_approvals WHERE id = %s", (approval_id,)
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise ApprovalNotFound(approval_id, "there is no approval with this id")
+        return self._record(row)
+
+    async def resolve(
+        self, approval_id: str, decision: ApprovalDecision, *, audit: Event | None = None
+    ) -> ApprovalRecord:
+        """Pending becomes approved or denied; anything else raises. The ``approval_resolved``
+        record (``audit``, else one the store makes) is written in the same transaction."""
+        status = "approved" if decision.approved else "denied"
+        stored = json.dumps(decision.to_dict(include_credentials=True))
+        now = self._clock()
+        async with self._db.connection() as conn:
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    "UPDATE invokit_approvals SET status = %s, decision = %s, resolved_at = %s "
+                    "WHERE id = %s AND status = 'pending' AND expires_at > %s "
+                    f"RETURNING {_RECORD}",
+                    (status, stored, now, approval_id, now),
+                )
+                row = await cursor.fetchone()
+                if row is not None:
+                    return await self._decided(conn, row, audit, now)
+            raise resolve_refusal(await self._get(conn, approval_id))
+
+    async def consume(self, approval_id: str, *, audit: Event | None = None) -> ApprovalRecord:
+        """Approved and unexpired becomes consumed; exactly one caller wins. ``audit`` (a retry
+        using a decision made elsewhere) is written in the same transaction."""
+        now = self._clock()
+        async with self._db.connection() as conn:
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    "UPDATE invokit_approvals SET status = 'consumed', consumed_at = %s "
+                    "WHERE id = %s AND status = 'approved' AND expires_at > %s "
+                    f"RETURNING {_RECORD}",
+                    (now, approval_id, now),
+                )
+                row = await cursor.fetchone()
+                if row is not None:
+                    if audit is not None:
+                        await insert_events(conn, [audit])
+                    return self._record(row)
+            raise consume_refusal(await self._get(conn, approval_id))
+
+    async def withdraw(
+        self, approval_id: str, decision: ApprovalDecision, *, audit: Event | None = None
+    ) -> ApprovalRecord:
+        """Pending or approved (unused) becomes denied, with its audit record, atomically; a
+        denied record stays; :class:`ApprovalAlreadyUsed` when the call already ran."""
+        stored = json.dumps(decision.to_dict(include_credentials=False))
+        now = self._clock()
+        async with self._db.connection() as conn:
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
+                    "resolved_at = %s WHERE id = %s AND status IN ('pending', 'approved') "
+                    f"RETURNING {_RECORD}",
+                    (stored, now, approval_id),
+                )
+                row = await cursor.fetchone()
+                if row is not None:
+                    return await self._decided(conn, row, audit, now)
+            record = await self._get(conn, approval_id)
+        if record.status == "consumed":
+            raise withdraw_refusal(record)
+        return record
+
+    async def wait_decided(self, approval_id: str, timeout: float) -> ApprovalRecord:  # noqa: ASYNC109
+        """The record once it is no longer pending, or as it is after ``timeout`` seconds (or
+        at its expiry, whichever is first). Woken by the ``NOTIFY`` of the decision from any
+        process; the record is read again after listening starts, so a decision made just
+        before is never missed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        event = asyncio.Event()
+        self._waiters.setdefault(approval_id, set()).add(event)
+        try:
+            while True:
+                event.clear()
+                await self._listen()
+                record = await self.get(approval_id)
+                if record.status != "pending":
+                    return record
+                left = min(deadline - loop.time(), record.request.expires_at - self._clock())
+                if left <= 0:
+                    return record
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), left)
+        finally:
+            waiting = self._waiters.get(approval_id)
+            if waiting is not None:
+                waiting.discard(event)
+                if not waiting:
+                    del self._waiters[approval_id]
+
+    async def _listen(self) -> None:
+        """Start the one listening connection of this store, if it is not running."""
+        if self._listening is not None and not self._listening.done():
+            return
+        if self._listen_lock is None:
+            self._listen_lock = asyncio.Lock()
+        async with self._listen_lock:
+            if self._listening is not None and not self._listening.done():
+                return
+            conn = await self._db.connect()
+            await conn.execute(f"LISTEN {CHANNEL}")
+            self._listener = conn
+            self._listening = asyncio.get_running_loop().create_task(
+                self._dispatch(conn), name="invokit-approvals-listen"
+            )
+
+    async def _dispatch(self, conn: Any) -> None:
+        try:
+            async for note in conn.notifies():
+                for event in self._waiters.get(note.payload, ()):
+                    event.set()
+        except Exception:  # the connection went away: every waiter reads again, reconnects
+            pass
+        finally:
+            self._listener = None
+            for waiting in list(self._waiters.values()):
+                for event in waiting:
+                    event.set()
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    async def put_interrupt(
+        self, interrupt_id: str, data: dict[str, Any], expires_at: float
+    ) -> None:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO invokit_interrupts (id, data, created_at, expires_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (interrupt_id, json.dumps(data), self._clock(), expires_at),
+            )
+            if cursor.rowcount != 1:
+                raise ValueError(f"interrupt {interrupt_id} is already stored")
+
+    async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
+        now = self._clock()
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE invokit_interrupts SET taken_at = %s "
+                "WHERE id = %s AND taken_at IS NULL AND expires_at > %s RETURNING data",
+                (now, interrupt_id, now),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                data: dict[str, Any] = json.loads(row[0])
+                return data
+            cursor = await conn.execute(
+                "SELECT taken_at FROM invokit_interrupts WHERE id = %s", (interrupt_id,)
+            )
+            found = await cursor.fetchone()
+        if found is None:
+            raise interrupt_missing(interrupt_id)
+        if found[0] is not None:
+            raise interrupt_used(interrupt_id)
+        raise interrupt_expired(interrupt_id)
+
+    async def list_pending(self) -> list[ApprovalRequest]:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT request FROM invokit_approvals WHERE status = 'pending' "
+                "AND expires_at > %s ORDER BY created_at, id",
+                (self._clock(),),
+            )
+            rows = await cursor.fetchall()
+        return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]
+
+    async def find_approved(
+        self,
+        tool: str,
+        spec_fingerprint: str,
+        arguments_hash: str,
+        session_id: str | None,
+        *,
+        project: str | None = None,
+    ) -> ApprovalRequest | None:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT request FROM invokit_approvals WHERE status = 'approved' "
+                "AND tool = %s AND arguments_hash = %s AND spec_fingerprint = %s "
+                "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
+                "AND expires_at > %s ORDER BY created_at, id",
+                (tool, arguments_hash, spec_fingerprint, session_id, project, self._clock()),
+            )
+            rows = await cursor.fetchall()
+        for row in rows:
+            request = ApprovalRequest.from_dict(json.loads(row[0]))
+            if request.binds(spec_fingerprint, arguments_hash, session_id, project):
+                return request
+        return None
+
+    async def find_by_call(
+        self, call_id: str, *, session_id: str | None, project: str | None
+    ) -> ApprovalRecord | None:
+        """The newest approval recorded for ``call_id`` in this session and project, in any
+        status (``None`` when there is none)."""
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_RECORD} FROM invokit_approvals WHERE call_id = %s "
+                "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
+                "ORDER BY created_at DESC, seq DESC LIMIT 1",
+                (call_id, session_id, project),
+            )
+            row = await cursor.fetchone()
+        return None if row is None else self._record(row)
+
+    async def count_call(
+        self, key: str, *, limit: int, window: float | None, now: float
+    ) -> float | None:
+        """Record one call under ``key`` if fewer than ``limit`` are recorded (in the last
+        ``window`` seconds; ever when ``None``): ``None`` when recorded, else when the next
+        call will be allowed (``math.inf``: never). A transaction-scoped advisory lock on the
+        key makes the count and the insert one step across every process."""
+        async with self._db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+            if window is not None:
+                # Calls that left the window are not needed again: the table stays small.
+                await conn.execute(
+                    "DELETE FROM invokit_quota_calls WHERE key = %s AND at <= %s",
+                    (key, now - window),
+                )
+            cursor = await conn.execute(
+                "SELECT count(*) FROM invokit_quota_calls WHERE key = %s", (key,)
+            )
+            row = await cursor.fetchone()
+            count = 0 if row is None else int(row[0])
+            if count < limit:
+                await conn.execute(
+                    "INSERT INTO invokit_quota_calls (key, at) VALUES (%s, %s)", (key, now)
+                )
+                return None
+            if window is None or limit <= 0:
+                return math.inf
+            # The call that frees a place is the (count - limit + 1)-th oldest in the window.
+            cursor = await conn.execute(
+                "SELECT at FROM invokit_quota_calls WHERE key = %s ORDER BY at OFFSET %s LIMIT 1",
+                (key, count - limit),
+            )
+            oldest = await cursor.fetchone()
+            return math.inf if oldest is None else float(oldest[0]) + window
+
+    async def grant_session(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> None:
+        async with self._db.connection() as conn:
+            await conn.execute(
+                "INSERT INTO invokit_session_grants (session_id, tool, spec_fingerprint, "
+                "project, granted_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (session_id, tool, spec_fingerprint, project, self._clock()),
+            )
+
+    async def has_session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> bool:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT 1 FROM invokit_session_grants WHERE session_id = %s AND tool = %s "
+                "AND spec_fingerprint = %s AND project IS NOT DISTINCT FROM %s",
+                (session_id, tool, spec_fingerprint, project),
+            )
+            return await cursor.fetchone() is not None
+
+    async def revoke_session(self, session_id: str) -> None:
+        """Forget every grant of ``session_id``."""
+        async with self._db.connection() as conn:
+            await conn.execute(
+                "DELETE FROM invokit_session_grants WHERE session_id = %s", (session_id,)
+            )
+
+    async def add_always_rule(
+        self,
+        rule: str,
+        *,
+        project: str,
+        server: str | None = None,
+        fingerprint: str | None = None,
+        by: str | None = None,
+    ) -> StandingRule:
+        text = check_rule(rule)
+        check_scope(project, server, fingerprint)
+        record = StandingRule.new(
+            text,
+            project=project,
+            server=server,
+            fingerprint=fingerprint,
+            created_at=self._clock(),
+            by=by,
+        )
+        scope = (text, project, server or "", fingerprint or "")
+        async with self._db.connection() as conn:
+            await conn.execute(
+                f"INSERT INTO invokit_standing_rules ({_RULE}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (record.id, *scope, record.created_at, by),
+            )
+            cursor = await conn.execute(
+                f"SELECT {_RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
+                "AND server = %s AND fingerprint = %s",
+                scope,
+            )
+            row = await cursor.fetchone()
+        return _standing(row)
+
+    async def remove_always_rule(
+        self, rule: str, *, project: str | None = None
+    ) -> list[StandingRule]:
+        """Drop the standing rule with this id, or else the rules with this text (in
+        ``project`` only, when given); one transaction."""
+        async with self._db.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {_RULE}, seq",
+                (rule,),
+            )
+            rows = await cursor.fetchall()
+            if not rows:
+                cursor = await conn.execute(
+                    "DELETE FROM invokit_standing_rules WHERE rule = %s "
+                    f"AND (%s::text IS NULL OR project = %s) RETURNING {_RULE}, seq",
+                    (rule, project, project),
+                )
+                rows = await cursor.fetchall()
+        rows.sort(key=lambda row: (row[5], row[7]))
+        return [_standing(row[:7]) for row in rows]
+
+    async def always_rules(self, project: str | None = None) -> list[StandingRule]:
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_RULE} FROM invokit_standing_rules "
+                "WHERE %s::text IS NULL OR project = %s ORDER BY created_at, seq",
+                (project, project),
+            )
+            rows = await cursor.fetchall()
+        return [_standing(row) for row in rows]
+
+    async def close(self) -> None:
+        """Stop listening and close the pool; a later call opens them again."""
+        task, self._listening = self._listening, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                await listener.close()
+        await self._db.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresApprovalStore({self._db.shown!r})"

@@ -1,0 +1,170 @@
+"""Connections to one PostgreSQL database: a lazily opened async pool, or one blocking
+connection, each bringing the schema up to date the first time it is used."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from invokit.exceptions import MissingExtra
+from invokit.postgres._schema import migrate, migrate_sync
+from invokit.postgres._url import check_url, masked_url
+
+
+def require_psycopg() -> None:
+    """Raise :class:`MissingExtra` unless psycopg 3 and psycopg-pool are installed."""
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise MissingExtra("the PostgreSQL store", "postgres") from None
+
+
+def why(exc: BaseException) -> str:
+    """The first line of a driver error, any password in it masked."""
+    lines = str(exc).strip().splitlines()
+    return masked_url(lines[0]) if lines else type(exc).__name__
+
+
+class Unreachable(ConnectionError):
+    """The database could not be reached; the message names the masked URL, never a password."""
+
+
+class AsyncDatabase:
+    """An ``AsyncConnectionPool`` on ``url``, opened on first use (in the running event loop)
+    and then shared by every call; the schema is migrated once, when it opens.
+
+    Args:
+        url: a ``postgresql://`` URL; a password only in it or in libpq's environment.
+        min_size: connections kept open.
+        max_size: connections at most.
+        timeout: seconds to wait for the server, or for a free connection.
+    """
+
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
+    ) -> None:
+        require_psycopg()
+        self.url = check_url(url)
+        self.shown = masked_url(url)
+        self._min, self._max, self._timeout = min_size, max_size, timeout
+        self._pool: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening: asyncio.Lock | None = None
+
+    async def pool(self) -> Any:
+        """The open pool of this event loop (opened and the schema migrated on first use)."""
+        loop = asyncio.get_running_loop()
+        if self._pool is not None and self._loop is loop:
+            return self._pool
+        if self._opening is None or self._loop is not loop:
+            # A store used again from a new event loop (one ``anyio.run`` per CLI command)
+            # gets a new pool; the old loop and its connections are gone.
+            self._opening, self._loop, self._pool = asyncio.Lock(), loop, None
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await self._open()
+        return self._pool
+
+    async def _open(self) -> Any:
+        from psycopg_pool import AsyncConnectionPool
+
+        pool = AsyncConnectionPool(
+            self.url,
+            min_size=self._min,
+            max_size=self._max,
+            timeout=self._timeout,
+            open=False,
+            kwargs={"autocommit": True},
+            name="invokit",
+        )
+        try:
+            try:
+                await pool.open(wait=True, timeout=self._timeout)
+            except Exception as exc:
+                raise Unreachable(
+                    f"cannot reach the PostgreSQL database {self.shown}: {why(exc)}"
+                ) from None
+            async with pool.connection() as conn:
+                await migrate(conn)
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        """A connection from the pool (autocommit; use ``conn.transaction()`` for more than
+        one statement)."""
+        pool = await self.pool()
+        async with pool.connection() as conn:
+            yield conn
+
+    async def connect(self) -> Any:
+        """A new connection of its own (for ``LISTEN``), outside the pool."""
+        await self.pool()  # the schema exists
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(
+            self.url, autocommit=True, connect_timeout=max(1, int(self._timeout))
+        )
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None and self._loop is asyncio.get_running_loop():
+            await pool.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncDatabase({self.shown!r})"
+
+
+class SyncDatabase:
+    """One blocking connection on ``url``, opened on first use and guarded by a lock, for
+    the parts of invokit that are not async (the audit writer thread, spills, pins). A
+    connection that broke is opened again on the next use."""
+
+    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+        require_psycopg()
+        self.url = check_url(url)
+        self.shown = masked_url(url)
+        self._timeout = timeout
+        self._conn: Any = None
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """The connection, held alone for the ``with`` block."""
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = self._open()
+            yield self._conn
+
+    def _open(self) -> Any:
+        import psycopg
+
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(1, int(self._timeout))
+            )
+        except psycopg.Error as exc:
+            raise Unreachable(
+                f"cannot reach the PostgreSQL database {self.shown}: {why(exc)}"
+            ) from None
+        try:
+            migrate_sync(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+    def __repr__(self) -> str:
+        return f"SyncDatabase({self.shown!r})"
