@@ -95,8 +95,10 @@ async def _resolve(
             record = await store.resolve(approval_id, decision)
         else:
             record = await store.withdraw(approval_id, decision)
-        # In the audit log at once, not only when a retry uses the approval.
-        _audit(state, record.request, decision)
+        # In the audit log at once, not only when a retry uses the approval (a PostgreSQL
+        # store writes it itself, in the transaction that records the decision).
+        if state.kind != "postgresql":
+            _audit(state, record.request, decision)
         return record
     finally:
         await store.close()

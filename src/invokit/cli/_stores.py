@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from invokit.cli._config import ConfigError
 
@@ -71,22 +71,9 @@ DEFAULT_STATE = State(kind="sqlite")
 
 def mask_url(url: str) -> str:
     """``url`` with any password (in the authority, or a ``password=`` parameter) as ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<an unreadable URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        credentials, _, host = netloc.rpartition("@")
-        user, colon, _password = credentials.partition(":")
-        netloc = f"{user}:{_MASK}@{host}" if colon else f"{user}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode(
-            [(k, _MASK if k.lower() == "password" else v) for k, v in pairs], safe="*"
-        )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    from invokit.postgres._url import masked_url
+
+    return masked_url(url)
 
 
 def parse_state(text: str, *, source: str) -> State:
