@@ -126,6 +126,36 @@ def test_unreachable_database_is_one_line_with_the_password_masked(
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("approvals", "list"), id="approvals"),
+        pytest.param(("audit",), id="audit"),
+        pytest.param(("policy", "show"), id="policy"),
+    ],
+)
+def test_reading_commands_say_an_unreachable_database_in_one_line(
+    tmp_path: Path, state: Path, command: tuple[str, ...]
+) -> None:
+    """``approvals``, ``audit`` and ``policy`` on a database that is down: one line, status 2."""
+    root = tmp_path / "served"
+    root.mkdir()
+    env = subprocess_env(state)
+    env["INVOKIT_STATE"] = "postgresql://ana:pw-secret@127.0.0.1:9/invokit?connect_timeout=2"
+    done = subprocess.run(
+        [invokit_bin(), *command],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "pw-secret" not in done.stdout + done.stderr
+    assert "cannot reach the PostgreSQL state" in done.stderr
+
+
 def test_help_never_shows_the_state_url(state: Path, tmp_path: Path) -> None:
     """``--help`` does not print a URL set in ``INVOKIT_STATE``."""
     env = subprocess_env(state)

@@ -66,7 +66,7 @@ def open_store(setup: Setup) -> ApprovalStore:
     root)."""
     from invokit.approvals import SqliteApprovalStore
     from invokit.cli._config import ConfigError
-    from invokit.cli._stores import open_approvals
+    from invokit.cli._stores import check_reachable, open_approvals
 
     if setup.state.kind == "sqlite" and setup.state.directory is None:
         try:
@@ -76,6 +76,7 @@ def open_store(setup: Setup) -> ApprovalStore:
                 f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
                 source=str(setup.config.root),
             ) from None
+    check_reachable(setup.state)
     return open_approvals(setup.state, forbidden_roots=(setup.config.root,))
 
 

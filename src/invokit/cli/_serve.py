@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
             wait = settings.approval_wait if approval_wait is None else approval_wait
             _require_serving_extras(transport, as_json=as_json)
             # A database that cannot be reached is one line now, not a traceback later.
-            anyio.run(check_reachable, setup.state)
+            check_reachable(setup.state)
             secret: str | None = None
             token_source: str | None = None
             if transport == "http" and not no_token:

@@ -216,7 +216,7 @@ def _postgres(name: str) -> Any:
     return getattr(module, name)
 
 
-async def check_reachable(state: State, *, connect_timeout: int = 10) -> None:
+def check_reachable(state: State, *, connect_timeout: int = 10) -> None:
     """Connect once to a PostgreSQL state, so a bad URL or a server that is down is one clear
     line before anything starts (nothing to do for SQLite).
 
@@ -232,15 +232,13 @@ async def check_reachable(state: State, *, connect_timeout: int = 10) -> None:
         _postgres("PostgresApprovalStore")  # raises the install hint
         raise
     try:
-        connection = await psycopg.AsyncConnection.connect(
-            state.url, connect_timeout=max(1, connect_timeout), autocommit=True
-        )
+        connection = psycopg.connect(state.url, connect_timeout=max(1, connect_timeout))
     except Exception as exc:  # psycopg.Error, or a URL libpq cannot parse
         raise ConfigError(
             f"cannot reach the PostgreSQL state {state.shown()}: {reason(exc, state.url)}",
             source="--state",
         ) from None
-    await connection.close()
+    connection.close()
 
 
 def reason(exc: BaseException, url: str) -> str:
@@ -255,9 +253,14 @@ def reason(exc: BaseException, url: str) -> str:
 def command_state(flag: str | None) -> State:
     """The state of a command that serves nothing (``invokit approvals``, ``invokit audit``):
     ``--state``, else the ``state`` of the ``invokit.toml`` here when it may be used without
-    asking (named nowhere else, it must be trusted already), else the state directory."""
-    if flag:
-        return parse_state(flag, source="--state")
+    asking (named nowhere else, it must be trusted already), else the state directory. A
+    database that cannot be reached is a :class:`ConfigError` (one line)."""
+    state = parse_state(flag, source="--state") if flag else _configured_state()
+    check_reachable(state)
+    return state
+
+
+def _configured_state() -> State:
     from invokit.cli._config import find_config
 
     if find_config(".") is None:
