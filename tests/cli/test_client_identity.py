@@ -112,3 +112,36 @@ async def test_a_wait_that_ends_unanswered_says_approval_required(tmp_path: Path
         assert error_kind(result) == "approval_required"
         assert waited >= 0.5
         assert not (root / "out.txt").exists()
+
+
+async def test_a_waiting_call_is_refused_by_a_cli_deny(tmp_path: Path) -> None:
+    """``invokit approvals deny`` wakes the waiting call at once, and the model reads the
+    person's reason; nothing ran."""
+    root, state = make_root(tmp_path)
+    with http_server(root, state, "--approval-wait", "60") as (url, _):
+        results: list[Any] = []
+
+        async def call() -> None:
+            async with named_session(url, "alpha") as session:
+                results.append(await write(session, "refused"))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            pending: list[dict[str, Any]] = []
+            with anyio.fail_after(30):
+                while not pending:
+                    await anyio.sleep(0.1)
+                    listed = await anyio.run_process(
+                        [invokit_bin(), "approvals", "list", "--json"],
+                        env=subprocess_env(state),
+                    )
+                    pending = json.loads(listed.stdout)["pending"]
+            with anyio.fail_after(20):
+                denied = await anyio.run_process(
+                    [invokit_bin(), "approvals", "deny", pending[0]["id"], "--reason", "not today"],
+                    env=subprocess_env(state),
+                )
+                assert denied.returncode == 0
+        assert error_kind(results[0]) == "approval_denied"
+        assert "not today" in results[0].content[0].text
+        assert not (root / "out.txt").exists()

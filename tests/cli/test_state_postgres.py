@@ -1,0 +1,62 @@
+"""A PostgreSQL state: the token every replica shares, and the commands reading the database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from invokit.cli._journal import Journal, died_calls
+from invokit.cli._stores import parse_state
+from invokit.cli._tokens import database_token
+from tests.cli.conftest import Cli
+
+
+def test_the_token_is_made_once_and_shared(postgres_url: str, tmp_path: Path) -> None:
+    """The first replica makes the project's token; the others read the same one; rotating
+    replaces it for all; another project has its own."""
+    state = parse_state(postgres_url, source="test")
+    first = database_token(state, tmp_path)
+    assert database_token(state, tmp_path) == first
+    rotated = database_token(state, tmp_path, rotate=True)
+    assert rotated != first
+    assert database_token(state, tmp_path) == rotated
+    other = tmp_path / "other"
+    other.mkdir()
+    assert database_token(state, other) not in (first, rotated)
+
+
+def test_approvals_and_audit_read_the_database(cli: Cli, root: Path, postgres_url: str) -> None:
+    """``invokit approvals list`` and ``invokit audit`` with ``--state URL`` read the database."""
+    code, out, err = cli("approvals", "list", "--state", postgres_url, "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"pending": []}
+    code, out, err = cli("audit", "--state", postgres_url)
+    assert code == 0, err
+    assert "No events" in out
+
+
+@pytest.mark.anyio
+async def test_the_journal_reports_only_calls_of_dead_replicas(postgres_url: str) -> None:
+    """A call that never ended counts as interrupted only once its replica's lock is gone."""
+    from invokit._calls import ToolCall, ToolResult
+    from invokit._spec import ToolSpec
+
+    journal = Journal(postgres_url, project="/p")
+    await journal.open()
+    spec = ToolSpec(name="demo.sleep", description="", input_schema={"type": "object"})
+    running = ToolCall(id="c1", name="demo.sleep", arguments={})
+    ended = ToolCall(id="c2", name="demo.sleep", arguments={})
+    await journal.before_call(running, {}, spec)
+    await journal.before_call(ended, {}, spec)
+    await journal.after_call(ended, ToolResult(call_id="c2", name="demo.sleep"))
+    assert await died_calls(postgres_url) == []  # alive: in flight, not interrupted
+    # The replica dies: its connections (and its lock) go, nothing marks the call ended.
+    await journal._holder.close()
+    await journal._pool.close()
+    with anyio.fail_after(10):
+        while not (found := await died_calls(postgres_url)):  # noqa: ASYNC110 - another process
+            await anyio.sleep(0.05)
+    assert [(r["call_id"], r["data"]["reason"]) for r in found] == [("c1", "replica died")]
