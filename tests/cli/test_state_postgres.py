@@ -57,6 +57,6 @@ async def test_the_journal_reports_only_calls_of_dead_replicas(postgres_url: str
     await journal._holder.close()
     await journal._pool.close()
     with anyio.fail_after(10):
-        while not (found := await died_calls(postgres_url)):  # noqa: ASYNC110 - another process
+        while not (found := await died_calls(postgres_url)):  # noqa: ASYNC110 - the database is polled
             await anyio.sleep(0.05)
     assert [(r["call_id"], r["data"]["reason"]) for r in found] == [("c1", "replica died")]
