@@ -13,6 +13,7 @@ import glob
 import itertools
 import os
 import pwd
+import random
 import shutil
 import subprocess
 import tempfile
@@ -46,7 +47,7 @@ class PostgresServer:
     """A running test cluster: its socket directory and how to reach a database on it."""
 
     socket_dir: Path
-    port: int = 5432
+    port: int
     _names: Iterator[int]
 
     def url(self, dbname: str) -> str:
@@ -89,11 +90,19 @@ def _start() -> tuple[PostgresServer, Path, str | None] | str:
             "install it with: sudo apt-get install postgresql"
         )
     user: str | None = None
-    base = Path(tempfile.mkdtemp(prefix="invokit-pg-"))
+    owner: tuple[int, int] | None = None
     if os.geteuid() == 0:  # initdb refuses to run as root
         user = _UNPRIVILEGED
-        entry = pwd.getpwnam(user)
-        os.chown(base, entry.pw_uid, entry.pw_gid)
+        try:
+            entry = pwd.getpwnam(user)
+        except KeyError:
+            return f"the tests run as root and there is no user {user!r} to run PostgreSQL as"
+        owner = (entry.pw_uid, entry.pw_gid)
+    # Directly in /tmp: a socket path must be short, and the unprivileged user must reach it
+    # (a private TMPDIR of root's would not do).
+    base = Path(tempfile.mkdtemp(prefix="invokit-pg-", dir="/tmp" if owner else None))
+    if owner is not None:
+        os.chown(base, *owner)
     data, log = base / "data", base / "server.log"
     made = _run(
         [
@@ -111,8 +120,12 @@ def _start() -> tuple[PostgresServer, Path, str | None] | str:
     if made.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         return f"initdb failed: {(made.stderr or made.stdout).strip()[-500:]}"
+    # No TCP: the port only names the socket file, and differs between clusters of parallel
+    # test runs so that nothing else they derive from it (shared memory keys) collides.
+    port = random.randint(20_000, 60_000)
     options = " ".join(
         [
+            f"-p {port}",
             "-c listen_addresses=''",
             f"-c unix_socket_directories='{base}'",
             "-c fsync=off",
@@ -128,7 +141,7 @@ def _start() -> tuple[PostgresServer, Path, str | None] | str:
         text = log.read_text(errors="replace") if log.exists() else started.stderr
         shutil.rmtree(base, ignore_errors=True)
         return f"PostgreSQL did not start: {text.strip()[-500:]}"
-    return PostgresServer(socket_dir=base, _names=itertools.count()), bindir, user
+    return PostgresServer(socket_dir=base, port=port, _names=itertools.count()), bindir, user
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -137,7 +136,7 @@ class MemoryApprovalStore:
                 event = anyio.Event()
                 self._decided.setdefault(approval_id, []).append(event)
             left = min(deadline - anyio.current_time(), record.request.expires_at - self._clock())
-            if left <= 0 or math.isnan(left):
+            if left <= 0:
                 return record
             with anyio.move_on_after(left):
                 await event.wait()

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from invokit.execution._artifacts import SpillStore
 from invokit.execution._events import Event, EventSink
 from invokit.execution._executor import Approver, Executor
 from invokit.execution._hooks import Continue, Halt, Hook, HookAction, Rewrite, Skip
@@ -63,6 +64,7 @@ __all__ = [
     "Outcome",
     "Rewrite",
     "Skip",
+    "SpillStore",
     "SqliteAuditSink",
     "interrupt_from_dict",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from invokit._ids import new_id
 from invokit._spec import OutputLimit
@@ -19,6 +19,24 @@ READER_NAME = "tool_result_read"
 # Room for the answer's envelope: {"text": "", "offset": N, "next_offset": N, "total_chars": N}
 # with 20-digit numbers is 95 characters.
 _ENVELOPE = 128
+
+
+@runtime_checkable
+class SpillStore(Protocol):
+    """Where outputs too large to show are kept for ``tool_result_read``: in memory
+    (:class:`ArtifactStore`) or shared by every replica (``invokit.postgres``)."""
+
+    def put(self, text: str) -> str:
+        """Keep ``text``; the handle to read it by."""
+        ...
+
+    def get(self, handle: str) -> str | None:
+        """The text kept under ``handle``; ``None`` when there is none (or no longer)."""
+        ...
+
+    def reader(self, page_chars: int = 20_000) -> FunctionTool:
+        """The ``tool_result_read`` tool paging through this store."""
+        ...
 
 
 class ArtifactStore:
@@ -71,7 +89,12 @@ _ESCAPED = re.compile(r'[\x00-\x1f"\\]')
 _SHORT_ESCAPES = frozenset('"\\\n\r\t\b\f')
 
 
-def _reader(store: ArtifactStore, page_chars: int) -> FunctionTool:
+def reader_for(store: SpillStore, page_chars: int) -> FunctionTool:
+    """A new ``tool_result_read`` tool reading from ``store``, ``page_chars`` per page."""
+    return _reader(store, max(1, page_chars))
+
+
+def _reader(store: SpillStore, page_chars: int) -> FunctionTool:
     @tool(
         name=READER_NAME,
         read_only=True,

@@ -16,6 +16,7 @@ from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving, _standing
+from invokit.execution._artifacts import SpillStore
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
@@ -89,14 +90,14 @@ class Executor(Reporter):
         limits: Limits | None = None,
         events: Sequence[EventSink] = (),
         resources: Mapping[str, Any] | None = None,
-        artifacts: ArtifactStore | None = None,
+        artifacts: SpillStore | None = None,
         project: str | None = None,
     ) -> None:
         from invokit.permissions import Policy
 
         base = registry if isinstance(registry, Registry) else ToolRegistry(registry)
         self.limits = limits or Limits()
-        self.artifacts = artifacts or ArtifactStore()
+        self.artifacts: SpillStore = artifacts or ArtifactStore()
         self.registry: Registry = base
         if self._may_spill(base) and self.artifacts.reader().name not in base:
             self.registry = base.merged([self.artifacts.reader()])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResult
 from invokit._spec import OutputLimit
-from invokit.execution._artifacts import READER_NAME, ArtifactStore
+from invokit.execution._artifacts import READER_NAME, ArtifactStore, SpillStore
 
 __all__ = [
     "READER_NAME",
@@ -85,7 +85,7 @@ def output_size(result: ToolResult) -> int:
 
 
 def apply_output_limit(
-    result: ToolResult, limit: OutputLimit, artifacts: ArtifactStore | None
+    result: ToolResult, limit: OutputLimit, artifacts: SpillStore | None
 ) -> ToolResult:
     """Cut ``result`` to ``limit``; unchanged when it fits."""
     if output_size(result) <= limit.max_chars:

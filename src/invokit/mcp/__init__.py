@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from invokit.mcp._client import ChangedTool, MCPToolset
 from invokit.mcp._convert import to_call_tool_result, to_mcp_tool
 from invokit.mcp._errors import MCPConnectionError
-from invokit.mcp._pins import Pin, PinStore, remote_fingerprint
+from invokit.mcp._pins import Pin, PinStorage, PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
 from invokit.mcp._sanitize import printable
 from invokit.mcp._serve import serve
@@ -29,6 +29,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPToolset",
     "Pin",
+    "PinStorage",
     "PinStore",
     "RemoteTool",
     "ToolServer",

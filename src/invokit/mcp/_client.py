@@ -29,7 +29,7 @@ from invokit._spec import ToolName
 from invokit.exceptions import InvalidToolDefinition, ToolFailed
 from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
-from invokit.mcp._pins import PinStore, remote_fingerprint
+from invokit.mcp._pins import PinStorage, PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
 from invokit.mcp._stdio_client import MAX_MESSAGE_BYTES, bounded_stdio_client
 from invokit.registry import Registry
@@ -90,7 +90,7 @@ class MCPToolset(Registry):
         *,
         prefix: str,
         server: str | None = None,
-        pins: PinStore | None = None,
+        pins: PinStorage | None = None,
         connect_timeout: float = 10.0,
         call_timeout: float = 60.0,
         max_schema_chars: int = 32_000,
@@ -98,7 +98,7 @@ class MCPToolset(Registry):
     ) -> None:
         self.prefix = str(ToolName(prefix))
         self.server = server or self.prefix
-        self.pins = pins if pins is not None else PinStore()
+        self.pins: PinStorage = pins if pins is not None else PinStore()
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.max_schema_chars = max_schema_chars
@@ -129,7 +129,7 @@ class MCPToolset(Registry):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         server: str | None = None,
-        pins: PinStore | None = None,
+        pins: PinStorage | None = None,
         connect_timeout: float = 10.0,
         call_timeout: float = 60.0,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
@@ -163,7 +163,7 @@ class MCPToolset(Registry):
         headers: Mapping[str, str] | None = None,
         bearer_token: str | None = None,
         server: str | None = None,
-        pins: PinStore | None = None,
+        pins: PinStorage | None = None,
         connect_timeout: float = 10.0,
         call_timeout: float = 60.0,
     ) -> MCPToolset:

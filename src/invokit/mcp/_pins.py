@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from invokit._canonical import canonical_hash
 from invokit._state import state_dir, write_private
@@ -55,6 +55,36 @@ def remote_fingerprint(tool: Mapping[str, Any]) -> str:
         )
     }
     return canonical_hash(seen)
+
+
+@runtime_checkable
+class PinStorage(Protocol):
+    """Where trusted fingerprints live: a JSON file (:class:`PinStore`) or a database shared by
+    every replica (``invokit.postgres``)."""
+
+    def get(self, server: str, tool: str) -> Pin | None:
+        """The pin of ``tool`` on ``server``, if it was ever trusted."""
+        ...
+
+    def snapshot(self, server: str) -> dict[str, str]:
+        """Every pinned fingerprint of ``server``'s tools, by tool name, read once."""
+        ...
+
+    def trust_many(self, server: str, fingerprints: Mapping[str, str]) -> None:
+        """Record several tools of ``server`` at once."""
+        ...
+
+    def trust(self, server: str, tool: str, fingerprint: str) -> Pin:
+        """Record ``fingerprint`` as the trusted version of ``tool`` on ``server``."""
+        ...
+
+    def forget(self, server: str, tool: str | None = None) -> int:
+        """Drop the pin of one tool, or of every tool of ``server``; how many were dropped."""
+        ...
+
+    def list(self, server: str | None = None) -> list[Pin]:
+        """Every pin (of ``server``, if given), sorted by server and tool."""
+        ...
 
 
 class PinStore:

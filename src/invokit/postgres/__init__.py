@@ -8,6 +8,7 @@ from invokit.postgres._approvals import CHANNEL, PostgresApprovalStore
 from invokit.postgres._audit import PostgresAuditSink
 from invokit.postgres._pool import Unreachable
 from invokit.postgres._schema import SCHEMA_VERSION, NewerSchema
+from invokit.postgres._shared import PostgresArtifactStore, PostgresPinStore
 from invokit.postgres._url import is_postgres_url, masked_url
 
 __all__ = [
@@ -15,7 +16,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "NewerSchema",
     "PostgresApprovalStore",
+    "PostgresArtifactStore",
     "PostgresAuditSink",
+    "PostgresPinStore",
     "Unreachable",
     "is_postgres_url",
     "masked_url",

@@ -114,6 +114,7 @@ class PostgresApprovalStore:
         self._listener: Any = None
         self._listening: asyncio.Task[None] | None = None
         self._listen_lock: asyncio.Lock | None = None
+        self._listen_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def url(self) -> str:
@@ -275,14 +276,24 @@ class PostgresApprovalStore:
                 if not waiting:
                     del self._waiters[approval_id]
 
+    def _listening_here(self) -> bool:
+        task = self._listening
+        return (
+            task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop()
+        )
+
     async def _listen(self) -> None:
-        """Start the one listening connection of this store, if it is not running."""
-        if self._listening is not None and not self._listening.done():
+        """Start the one listening connection of this store (in this event loop), if it is not
+        running."""
+        if self._listening_here():
             return
-        if self._listen_lock is None:
-            self._listen_lock = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._listen_lock is None or self._listen_loop is not loop:
+            # First use, or a new event loop (one ``anyio.run`` per CLI command): the old
+            # listener went with its loop.
+            self._listen_lock, self._listen_loop = asyncio.Lock(), loop
         async with self._listen_lock:
-            if self._listening is not None and not self._listening.done():
+            if self._listening_here():
                 return
             conn = await self._db.connect()
             await conn.execute(f"LISTEN {CHANNEL}")

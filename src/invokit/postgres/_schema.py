@@ -90,7 +90,7 @@ _V1 = [
     """CREATE TABLE invokit_artifacts (
         handle text PRIMARY KEY,
         seq bigserial NOT NULL,
-        text text NOT NULL,
+        body bytea NOT NULL,
         created_at double precision NOT NULL
     )""",
     "CREATE INDEX invokit_artifacts_seq ON invokit_artifacts (seq)",

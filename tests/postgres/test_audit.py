@@ -1,0 +1,144 @@
+"""The audit log in PostgreSQL: shared by every sink on the database, and a decision's record
+written in the transaction that makes it, once."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+
+from invokit.approvals import ApprovalDecision
+from invokit.exceptions import ApprovalAlreadyUsed
+from invokit.execution._events import Event
+from invokit.execution._resolutions import resolved_data
+from invokit.postgres import PostgresApprovalStore, PostgresAuditSink
+
+from ..approvals.helpers import Clock, make_request
+
+pytestmark = pytest.mark.anyio
+
+
+def _event(kind: str, call_id: str, **data: object) -> Event:
+    return Event(
+        type=kind,  # type: ignore[arg-type]
+        call_id=call_id,
+        tool="fs.write",
+        time=time.time(),
+        session_id="s1",
+        data=dict(data),
+    )
+
+
+def _count(url: str, kind: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM invokit_audit_events WHERE type = %s", (kind,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_sinks_of_two_replicas_share_one_log(postgres_url: str) -> None:
+    """Two sinks write to one table; a third reads every event, filtered, in insertion order;
+    text PostgreSQL cannot hold raw (a NUL) arrives intact."""
+    one, two = PostgresAuditSink(postgres_url), PostgresAuditSink(postgres_url)
+    one.emit(_event("started", "c1", n=1))
+    two.emit(_event("started", "c2", n=2))
+    one.emit(_event("completed", "c1", text="é\x00\n"))
+    one.close()
+    two.close()
+    reader = PostgresAuditSink(postgres_url)
+    everything = reader.records()
+    assert sorted((r["type"], r["call_id"]) for r in everything) == [
+        ("completed", "c1"),
+        ("started", "c1"),
+        ("started", "c2"),
+    ]
+    assert [r["id"] for r in everything] == sorted(r["id"] for r in everything)
+    assert [r["data"] for r in reader.records("c1", type="completed")] == [{"text": "é\x00\n"}]
+    assert [r["call_id"] for r in reader.records(session_id="s1", tool="fs.write")] == [
+        r["call_id"] for r in everything
+    ]
+    assert reader.records(type="failed") == []
+    reader.close()
+
+
+def test_a_durable_event_is_committed_before_emit_returns(postgres_url: str) -> None:
+    """An approval request is in the database, for any connection, as soon as it is emitted;
+    a routine event waits for the next batch."""
+    sink = PostgresAuditSink(postgres_url, flush_interval=60.0)
+    sink.emit(_event("started", "c1"))
+    sink.emit(_event("approval_requested", "c1", id="apr_1"))
+    assert _count(postgres_url, "approval_requested") == 1
+    assert _count(postgres_url, "started") == 1  # written with it, in order
+    sink.emit(_event("started", "c2"))
+    assert _count(postgres_url, "started") == 1
+    sink.close()
+    assert _count(postgres_url, "started") == 2
+
+
+async def test_a_decision_is_recorded_with_the_change_once(postgres_url: str) -> None:
+    """``resolve`` writes its approval_resolved record in its own transaction; the executor's
+    copy of that record arriving at a sink afterwards is not written again; a refused second
+    decision writes nothing."""
+    clock = Clock(time.time())
+    store = PostgresApprovalStore(postgres_url, clock=clock)
+    request = make_request(clock)
+    await store.put(request)
+    decision = ApprovalDecision.approve(by="ana", channel="cli")
+    await store.resolve(request.id, decision)
+    sink = PostgresAuditSink(postgres_url)
+    [stored] = sink.records(type="approval_resolved")
+    assert stored["call_id"] == "c1" and stored["session_id"] == "s1"
+    assert stored["data"]["id"] == request.id
+    assert stored["data"]["verdict"] == "approve"
+    assert stored["data"]["channel"] == "cli" and stored["data"]["by"] == "ana"
+
+    copy = resolved_data(request, decision, channel="cli", root=None)
+    sink.emit(_event("approval_resolved", "c1", **copy))
+    assert len(sink.records(type="approval_resolved")) == 1
+
+    with pytest.raises(ApprovalAlreadyUsed):
+        await store.resolve(request.id, ApprovalDecision.deny())
+    assert len(sink.records(type="approval_resolved")) == 1
+
+    # Withdrawing the unused "yes" is a second decision, recorded with its change.
+    await store.withdraw(request.id, ApprovalDecision.deny("changed my mind", by="ana"))
+    verdicts = [r["data"]["verdict"] for r in sink.records(type="approval_resolved")]
+    assert verdicts == ["approve", "deny"]
+    sink.close()
+    await store.close()
+
+
+async def test_a_record_handed_to_the_store_is_the_one_written(postgres_url: str) -> None:
+    """The caller's own approval_resolved record (``audit=``) is written with the decision,
+    and with a consume by a retry; a consume that loses writes nothing."""
+    clock = Clock(time.time())
+    store = PostgresApprovalStore(postgres_url, clock=clock)
+    request = make_request(clock)
+    await store.put(request)
+    decision = ApprovalDecision.approve(by="bo")
+    mine = _event(
+        "approval_resolved",
+        "c1",
+        **resolved_data(request, decision, channel="terminal", root="/p"),
+    )
+    await store.resolve(request.id, decision, audit=mine)
+    retry = _event(
+        "approval_resolved",
+        "c1",
+        **resolved_data(request, decision, channel="cli", root="/p", consumed=True),
+    )
+    await store.consume(request.id, audit=retry)
+    with pytest.raises(ApprovalAlreadyUsed):
+        await store.consume(request.id, audit=retry)
+    sink = PostgresAuditSink(postgres_url)
+    records = sink.records(type="approval_resolved")
+    assert [(r["data"]["channel"], r["data"]["consumed_by_retry"]) for r in records] == [
+        ("terminal", False),
+        ("cli", True),
+    ]
+    assert records[0]["data"]["root"] == "/p"
+    sink.close()
+    await store.close()
