@@ -60,3 +60,46 @@ async def test_the_journal_reports_only_calls_of_dead_replicas(postgres_url: str
         while not (found := await died_calls(postgres_url)):  # noqa: ASYNC110 - the database is polled
             await anyio.sleep(0.05)
     assert [(r["call_id"], r["data"]["reason"]) for r in found] == [("c1", "replica died")]
+
+
+@pytest.mark.anyio
+async def test_a_spilled_output_is_readable_through_another_replica(
+    root: Path, postgres_url: str
+) -> None:
+    """An output one replica's executor spilled is paged through another's tool_result_read."""
+    from invokit import OutputLimit, ToolCall, tool
+    from invokit.cli._runtime import Options, build_executor, prepare
+    from invokit.execution import Completed
+    from invokit.execution._limits import READER_NAME
+
+    big = "".join(f"line {i:05d}\n" for i in range(500))
+
+    @tool(name="demo.big", read_only=True, output_limit=OutputLimit(max_chars=200, mode="spill"))
+    async def produce() -> str:
+        """A big output."""
+        return big
+
+    from dataclasses import replace
+
+    from invokit.permissions import Policy
+
+    setup = prepare(Options(state=postgres_url, no_config=True), interactive=False)
+    setup = replace(setup, policy=Policy.from_dict({"allow": ["demo.big", READER_NAME]}))
+    registry = setup.registry.merged([produce])
+    first = build_executor(setup, registry=registry, audit=False)
+    second = build_executor(setup, registry=registry, audit=False)
+    try:
+        outcome = await first.execute(ToolCall(id="1", name="demo.big"))
+        assert isinstance(outcome, Completed) and outcome.result.truncated
+        handle = outcome.result.metadata["artifact"]
+        page = await second.execute(
+            ToolCall(
+                id="2", name=READER_NAME, arguments={"handle": handle, "offset": 0, "length": 50000}
+            )
+        )
+        assert isinstance(page, Completed) and not page.result.is_error, page
+        assert page.result.structured["text"] == big
+    finally:
+        for executor in (first, second):
+            await executor.aclose()
+            executor.artifacts.close()  # type: ignore[attr-defined]  # the PostgreSQL store

@@ -33,7 +33,14 @@ from invokit.cli._defaults import (
     protected_paths,
     rule_reasons,
 )
-from invokit.cli._stores import DEFAULT_STATE, State, choose_state, open_approvals, open_audit
+from invokit.cli._stores import (
+    DEFAULT_STATE,
+    State,
+    choose_state,
+    open_approvals,
+    open_artifacts,
+    open_audit,
+)
 from invokit.cli._trust import require_trust
 from invokit.exceptions import DuplicateToolName, PolicyError
 from invokit.execution import Approver, EventSink, Executor
@@ -249,6 +256,7 @@ def build_executor(
         events=[*events, *sinks],
         hooks=list(hooks),
         project=project_of(setup),
+        artifacts=open_artifacts(state),
     )
 
 

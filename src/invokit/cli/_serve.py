@@ -333,6 +333,9 @@ class _Server:
             if approver is not None:
                 approver.registry = executor.registry  # "always" is shown from the tool's spec
             stack.push_async_callback(executor.aclose)
+            closing = getattr(executor.artifacts, "close", None)
+            if closing is not None:  # a database's connection (the memory store has none)
+                stack.callback(closing)
             state = self.setup.state.shown()
 
             def ready(url: str) -> None:

@@ -26,6 +26,7 @@ from invokit.cli._config import ConfigError
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
     from invokit.execution import EventSink
+    from invokit.execution._artifacts import SpillStore
 
 ENV_VAR = "INVOKIT_STATE"
 """The environment variable ``--state`` reads when it is not given."""
@@ -190,6 +191,17 @@ def open_audit(
             f"{exc}. Set --state (or INVOKIT_STATE_DIR) to a directory outside the root.",
             source=state.shown(),
         ) from None
+
+
+def open_artifacts(state: State) -> SpillStore | None:
+    """Where spilled outputs are kept: in the database for PostgreSQL, so a handle one replica
+    gave out is readable through any other; ``None`` (the executor's own memory) otherwise."""
+    if state.kind != "postgresql":
+        return None
+    assert state.url is not None
+    PostgresArtifactStore = _postgres("PostgresArtifactStore")
+    artifacts: SpillStore = PostgresArtifactStore(state.url)
+    return artifacts
 
 
 def audit_file(state: State) -> Path:
