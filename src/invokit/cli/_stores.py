@@ -61,11 +61,6 @@ class State:
     def __repr__(self) -> str:
         return f"State({self.shown()!r})"
 
-    @property
-    def shared(self) -> bool:
-        """Whether this state is shared by processes on other machines (a database)."""
-        return self.kind == "postgresql"
-
 
 DEFAULT_STATE = State(kind="sqlite")
 
