@@ -103,3 +103,18 @@ async def test_a_spilled_output_is_readable_through_another_replica(
         for executor in (first, second):
             await executor.aclose()
             executor.artifacts.close()  # type: ignore[attr-defined]  # the PostgreSQL store
+
+
+def test_serve_shows_the_database_with_its_password_masked(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``serve --state URL`` says which database it keeps its state in, password masked, and
+    never prints the password (the test server trusts local logins: any password works)."""
+    from tests.cli.serving import http_server, make_root
+
+    root, state = make_root(tmp_path)
+    with_password = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:pw-9f3@")
+    with http_server(root, state, "--state", with_password) as (_, log):
+        ready = json.loads(next(x for x in log.read_text().splitlines() if x.startswith("{")))
+    assert ready["state"].startswith("postgresql://postgres:***@/")
+    assert "pw-9f3" not in log.read_text()

@@ -350,6 +350,7 @@ class _Server:
                             "transport": self.transport,
                             "root": str(self.setup.config.root),
                             "policy": self.setup.policy_source,
+                            "state": state,
                             "tools": list(registry.names()),
                         },
                         sort_keys=True,
