@@ -272,11 +272,22 @@ def _configured_state() -> State:
 
     if find_config(".") is None:
         return DEFAULT_STATE
+    from invokit.cli._config import UntrustedConfigError
     from invokit.cli._runtime import Options, resolve_config
 
     try:
         config = resolve_config(Options(), interactive=False)
-    except ConfigError:
-        # Untrusted (serve would not use it either until a person trusts it) or broken.
+    except UntrustedConfigError:
+        # serve would not use it either until a person trusts it: say why it is passed over.
+        from invokit.cli._output import stderr
+
+        stderr().print(
+            "note: the invokit.toml here is not trusted, so its state is not used "
+            "(invokit trust, or --state)",
+            style="dim",
+            markup=False,
+        )
         return DEFAULT_STATE
+    except ConfigError:
+        return DEFAULT_STATE  # a broken file: these commands always read the state directory
     return choose_state(None, config.state, config_source=str(config.source or "."))
