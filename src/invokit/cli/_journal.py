@@ -19,6 +19,7 @@ import os
 import secrets
 import socket
 import time
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall, ToolResult
@@ -67,7 +68,11 @@ class Journal:
         self._pool: Any = None
         self._holder: Any = None
         self._lock_key = 0
-        self._running: dict[int, list[str]] = {}
+        # The records this task has open, innermost last: the hooks of one execution run in
+        # its task, so a call cancelled between them leaves nothing behind here.
+        self._running: ContextVar[tuple[str, ...]] = ContextVar(
+            f"invokit_journal_{id(self)}", default=()
+        )
 
     async def open(self) -> None:
         """Create the table, take this replica's liveness lock, open the pool."""
@@ -109,17 +114,16 @@ class Journal:
                     time.time(),
                 ),
             )
-        self._running.setdefault(id(call), []).append(record)
+        self._running.set((*self._running.get(), record))
         return
 
     async def after_call(self, call: ToolCall, result: ToolResult) -> None:
         """Mark the record of ``call`` ended, with its outcome."""
-        records = self._running.get(id(call))
+        records = self._running.get()
         if not records:
             return
-        record = records.pop()
-        if not records:
-            del self._running[id(call)]
+        record = records[-1]
+        self._running.set(records[:-1])
         outcome = f"error: {result.error.kind}" if result.error is not None else "ok"
         async with self._pool.connection() as connection:
             await connection.execute(
