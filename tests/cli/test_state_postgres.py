@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from invokit.cli._journal import Journal, died_calls
@@ -36,6 +38,34 @@ def test_approvals_and_audit_read_the_database(cli: Cli, root: Path, postgres_ur
     code, out, err = cli("audit", "--state", postgres_url)
     assert code == 0, err
     assert "No events" in out
+
+
+@pytest.mark.anyio
+async def test_policy_and_rules_read_the_standing_rules_in_the_database(
+    cli: Cli, root: Path, postgres_url: str
+) -> None:
+    """A standing rule recorded in the database shows in ``policy show`` and ``approvals
+    rules`` with ``--state URL``, and ``approvals revoke`` removes it there."""
+    from invokit.postgres import PostgresApprovalStore
+
+    store = PostgresApprovalStore(postgres_url)
+    try:
+        added = await store.add_always_rule("fs.write(write:notes.md)", project=str(root))
+    finally:
+        await store.close()
+
+    def run(*args: str) -> Any:
+        code, out, err = cli(*args, "--state", postgres_url, "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    shown = await anyio.to_thread.run_sync(run, "policy", "show")
+    assert [r["id"] for r in shown["standing"]] == [added.id]
+    listed = await anyio.to_thread.run_sync(run, "approvals", "rules")
+    assert [r["id"] for r in listed["rules"]] == [added.id]
+    await anyio.to_thread.run_sync(run, "approvals", "revoke", added.id)
+    listed = await anyio.to_thread.run_sync(run, "approvals", "rules")
+    assert listed["rules"] == []
 
 
 @pytest.mark.anyio
