@@ -42,6 +42,9 @@ from invokit.postgres._pool import AsyncDatabase
 CHANNEL = "invokit_approvals"
 """The ``LISTEN``/``NOTIFY`` channel a decision is announced on (the payload is its id)."""
 
+_RECONNECT_PAUSE = 0.1
+"""Seconds at least between a lost listening connection and the next one."""
+
 _RECORD = "status, request, decision, resolved_at, consumed_at, expires_at"
 _RULE = "id, rule, project, server, fingerprint, created_at, by"
 
@@ -115,6 +118,7 @@ class PostgresApprovalStore:
         self._listening: asyncio.Task[None] | None = None
         self._listen_lock: asyncio.Lock | None = None
         self._listen_loop: asyncio.AbstractEventLoop | None = None
+        self._lost_at = -math.inf
 
     @property
     def url(self) -> str:
@@ -295,6 +299,10 @@ class PostgresApprovalStore:
         async with self._listen_lock:
             if self._listening_here():
                 return
+            # A listener that keeps being lost is not reconnected in a tight loop.
+            pause = self._lost_at + _RECONNECT_PAUSE - loop.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
             conn = await self._db.connect()
             await conn.execute(f"LISTEN {CHANNEL}")
             self._listener = conn
@@ -311,6 +319,7 @@ class PostgresApprovalStore:
             pass
         finally:
             self._listener = None
+            self._lost_at = asyncio.get_running_loop().time()
             for waiting in list(self._waiters.values()):
                 for event in waiting:
                     event.set()
