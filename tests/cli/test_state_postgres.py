@@ -148,3 +148,37 @@ def test_serve_shows_the_database_with_its_password_masked(
         ready = json.loads(next(x for x in log.read_text().splitlines() if x.startswith("{")))
     assert ready["state"].startswith("postgresql://postgres:***@/")
     assert "pw-9f3" not in log.read_text()
+
+
+def test_audit_follow_prints_new_events_from_the_database(
+    tmp_path: Path, state: Path, postgres_url: str
+) -> None:
+    """``invokit audit --follow --state URL`` prints an event another process writes later."""
+    import subprocess
+    import time
+
+    from invokit.execution._events import Event
+    from invokit.postgres import PostgresAuditSink
+    from tests.cli.conftest import invokit_bin, subprocess_env
+
+    out = tmp_path / "follow.out"
+    with out.open("w") as sink_file:
+        follower = subprocess.Popen(
+            [invokit_bin(), "audit", "--follow", "--json", "--state", postgres_url],
+            env=subprocess_env(state),
+            stdout=sink_file,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            time.sleep(2)  # the follower has read the (empty) log
+            sink = PostgresAuditSink(postgres_url)
+            sink.emit(Event(type="decided", call_id="late-1", tool="fs.read", time=time.time()))
+            sink.close()
+            deadline = time.monotonic() + 20
+            while "late-1" not in out.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            follower.terminate()
+            follower.wait(timeout=10)
+    lines = [json.loads(x) for x in out.read_text().splitlines() if x.startswith("{")]
+    assert [r["call_id"] for r in lines] == ["late-1"]
