@@ -33,6 +33,14 @@ from invokit.cli._defaults import (
     protected_paths,
     rule_reasons,
 )
+from invokit.cli._stores import (
+    DEFAULT_STATE,
+    State,
+    choose_state,
+    open_approvals,
+    open_artifacts,
+    open_audit,
+)
 from invokit.cli._trust import require_trust
 from invokit.exceptions import DuplicateToolName, PolicyError
 from invokit.execution import Approver, EventSink, Executor
@@ -41,6 +49,7 @@ from invokit.permissions._toml import load_text
 from invokit.registry import Registry
 
 if TYPE_CHECKING:
+    from invokit.approvals import ApprovalStore
     from invokit.mcp import MCPToolset
 
 
@@ -58,6 +67,8 @@ class Options:
     """``--allow-shell``; commands the shell tool may run (adds the shell tool)."""
     no_config: bool = field(default=False)
     """Ignore ``invokit.toml`` in the current directory."""
+    state: str | None = None
+    """``--state`` (or ``INVOKIT_STATE``); overrides the file's ``state``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,6 +85,8 @@ class Setup:
     the built-in toolsets take it as ``protected=``."""
     reasons: Mapping[str, str] = field(default_factory=dict)
     """Why each rule invokit added to the policy is there, by rule text."""
+    state: State = DEFAULT_STATE
+    """Where approvals, the audit log and the HTTP token live (:mod:`invokit.cli._stores`)."""
 
 
 def resolve_config(options: Options, *, interactive: bool | None = None) -> Config:
@@ -158,7 +171,13 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
         policy_source=source,
         protected=protect,
         reasons=rule_reasons(config, policy, protect),
+        state=state_of(options, config),
     )
+
+
+def state_of(options: Options, config: Config) -> State:
+    """The state ``--state`` names, else the configuration's, else the state directory."""
+    return choose_state(options.state, config.state, config_source=str(config.source or "."))
 
 
 def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Policy | None:
@@ -204,31 +223,40 @@ def build_executor(
     approver: Approver | None = None,
     sinks: Sequence[EventSink] = (),
     audit: bool = True,
+    hooks: Sequence[object] = (),
 ) -> Executor:
-    """The executor every command uses: approvals and audit in the state directory.
+    """The executor every command uses: approvals and audit in the setup's state (the state
+    directory, or the PostgreSQL database every replica shares).
 
     Raises:
         ConfigError: the state directory is inside the root (tools could forge approvals).
     """
-    from invokit.approvals import SqliteApprovalStore
-    from invokit.execution import JsonlAuditSink
-
     forbidden: Iterable[str | os.PathLike[str]] = (setup.config.root,)
-    try:
-        store = SqliteApprovalStore(forbidden_roots=forbidden)
-        events: list[EventSink] = [JsonlAuditSink(forbidden_roots=forbidden)] if audit else []
-    except ValueError as exc:
-        raise ConfigError(
-            f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
-            source=str(setup.config.root),
-        ) from None
+    state = setup.state
+    if state.directory is None and state.kind == "sqlite":
+        try:
+            from invokit.approvals import SqliteApprovalStore
+            from invokit.execution import JsonlAuditSink
+
+            store: ApprovalStore = SqliteApprovalStore(forbidden_roots=forbidden)
+            events: list[EventSink] = [JsonlAuditSink(forbidden_roots=forbidden)] if audit else []
+        except ValueError as exc:
+            raise ConfigError(
+                f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
+                source=str(setup.config.root),
+            ) from None
+    else:
+        store = open_approvals(state, forbidden_roots=forbidden)
+        events = [open_audit(state, forbidden_roots=forbidden)] if audit else []
     return Executor(
         registry if registry is not None else setup.registry,
         policy=setup.policy,
         approvals=store,
         approver=approver,
         events=[*events, *sinks],
+        hooks=list(hooks),
         project=project_of(setup),
+        artifacts=open_artifacts(state),
     )
 
 

@@ -28,6 +28,7 @@ async def serve(
     token: str | None = None,
     heartbeat: float = 5.0,
     page_size: int = DEFAULT_PAGE_SIZE,
+    approval_wait: float = 0.0,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -51,8 +52,18 @@ async def serve(
         heartbeat: seconds between progress notifications sent while a call waits for a
             person (to a client that sent a progress token), so its timeout does not expire.
         page_size: the most tools one ``tools/list`` page holds (clients follow ``nextCursor``).
+        approval_wait: seconds a call that nobody here can ask about (no inline approver,
+            no elicitation) waits for a decision made elsewhere (``invokit approvals``, any
+            replica) before it answers "approval required"; ``0`` answers at once.
     """
-    server = build_server(registry, executor, name=name, heartbeat=heartbeat, page_size=page_size)
+    server = build_server(
+        registry,
+        executor,
+        name=name,
+        heartbeat=heartbeat,
+        page_size=page_size,
+        approval_wait=approval_wait,
+    )
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 

@@ -50,9 +50,11 @@ from invokit.mcp._elicit import (
     read_answer,
     read_input_response,
 )
+from invokit.mcp._identity import client_identity
 from invokit.mcp._paging import cursor_after, name_in
 from invokit.mcp._progress import ProgressReporter
 from invokit.mcp._roots import ROOTS_STATE, client_roots
+from invokit.mcp._waiting import wait_for_decision
 from invokit.registry import Registry
 
 logger = logging.getLogger("invokit.mcp")
@@ -95,6 +97,7 @@ class ToolServer:
         *,
         heartbeat: float = 5.0,
         page_size: int = DEFAULT_PAGE_SIZE,
+        approval_wait: float = 0.0,
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size!r}")
@@ -104,6 +107,8 @@ class ToolServer:
         """Seconds between progress heartbeats while a call waits for a person."""
         self.page_size = page_size
         """The most tools one ``tools/list`` page holds."""
+        self.approval_wait = approval_wait
+        """Seconds a call nobody here can ask about waits for a decision made elsewhere."""
         self._listed: list[ToolSpec] = []
         self._listing: dict[str, Any] | None = None
         self._names: list[str] = []
@@ -183,11 +188,12 @@ class ToolServer:
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         roots = await self._client_roots(ctx)
+        session_id, call_id = self._identify(ctx)
         call = ToolCall(
-            id=str(ctx.request_id),
+            id=call_id,
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
-            session_id=self._session_id(ctx),
+            session_id=session_id,
             metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
         )
         meta = ctx.meta
@@ -328,17 +334,24 @@ class ToolServer:
     async def _decide(
         self, ctx: Context, approval_id: str, answer: Answer | None, on_progress: Any
     ) -> dict[str, Any]:
-        """Resume ``approval_id`` with the person's answer; pending if there is none."""
+        """Resume ``approval_id`` with the person's answer. With none, nobody here can be
+        asked: wait (bounded by ``approval_wait``) for a decision from any process or replica,
+        then resume with it; still undecided, the call is reported pending."""
         if answer is None or answer.verdict == "none":
-            return await self._still_pending(approval_id)
+            if not await self._decided_elsewhere(approval_id):
+                return await self._still_pending(approval_id)
+            answer = None
         try:
-            resumed: Outcome = await self.executor.resume(
-                approval_id,
-                approve=answer.verdict == "approve",
-                reason=answer.reason,
-                by="elicitation",
-                on_progress=on_progress,
-            )
+            if answer is None:  # decided elsewhere: the store holds the decision
+                resumed: Outcome = await self.executor.resume(approval_id, on_progress=on_progress)
+            else:
+                resumed = await self.executor.resume(
+                    approval_id,
+                    approve=answer.verdict == "approve",
+                    reason=answer.reason,
+                    by="elicitation",
+                    on_progress=on_progress,
+                )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
         if isinstance(resumed, Interrupted):
@@ -346,6 +359,16 @@ class ToolServer:
                 return await self._interrupted(ctx, resumed, on_progress)
             return await self._still_pending(approval_id)
         return self._answer(resumed.result)
+
+    async def _decided_elsewhere(self, approval_id: str) -> bool:
+        """Whether a decision on ``approval_id`` arrived within ``approval_wait``."""
+        if self.approval_wait <= 0:
+            return False
+        try:
+            record = await self.executor.approvals.get(approval_id)
+        except ApprovalError:
+            return False
+        return await wait_for_decision(self.executor.approvals, record.request, self.approval_wait)
 
     async def _still_pending(self, approval_id: str) -> dict[str, Any]:
         try:
@@ -404,8 +427,20 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
+    def _identify(self, ctx: Context) -> tuple[str | None, str]:
+        """The session id and the call id of a ``tools/call``. Over HTTP a client that names
+        itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
+        replica; its request ids are only unique per connection, so its call ids carry the
+        connection's id too (a cancelled call never withdraws another connection's question).
+        Otherwise the connection is the session and the request id is the call id."""
+        request_id = str(ctx.request_id)
+        identity = client_identity(getattr(ctx, "request", None))
+        if identity is None:
+            return self._session_id(ctx), request_id
+        return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
+
     def _session_id(self, ctx: Context) -> str | None:
-        """A stable id for the client connection: approvals and session grants bind to it."""
+        """A stable id for the client connection."""
         connection = _connection(ctx)
         if connection is None:
             return None
@@ -483,6 +518,7 @@ def build_server(
     name: str = "invokit",
     heartbeat: float = 5.0,
     page_size: int = DEFAULT_PAGE_SIZE,
+    approval_wait: float = 0.0,
 ) -> Server[Any]:
     """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
 
@@ -492,7 +528,9 @@ def build_server(
     """
     from invokit import __version__
 
-    handlers = ToolServer(registry, executor, heartbeat=heartbeat, page_size=page_size)
+    handlers = ToolServer(
+        registry, executor, heartbeat=heartbeat, page_size=page_size, approval_wait=approval_wait
+    )
     server = _InvokitServer(
         name,
         version=__version__,
