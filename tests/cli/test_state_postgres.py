@@ -182,3 +182,24 @@ def test_audit_follow_prints_new_events_from_the_database(
             follower.wait(timeout=10)
     lines = [json.loads(x) for x in out.read_text().splitlines() if x.startswith("{")]
     assert [r["call_id"] for r in lines] == ["late-1"]
+
+
+def test_mcp_pins_live_in_the_database(cli: Cli, root: Path, postgres_url: str) -> None:
+    """With a PostgreSQL state, a tool trusted by ``invokit mcp trust`` is pinned in the
+    database (every replica sees it), not in this machine's pins file."""
+    from invokit.mcp import PinStore
+    from invokit.postgres import PostgresPinStore
+
+    code, out, err = cli(
+        "mcp", "trust", "clock", "now", "--fingerprint", "f" * 64, "--state", postgres_url
+    )
+    assert code == 0, err
+    shared = PostgresPinStore(postgres_url)
+    try:
+        assert shared.snapshot("clock") == {"now": "f" * 64}
+    finally:
+        shared.close()
+    assert PinStore().snapshot("clock") == {}
+    code, out, err = cli("mcp", "list", "--state", postgres_url, "--json")
+    assert code == 0, err
+    assert [(p["server"], p["tool"]) for p in json.loads(out)["pins"]] == [("clock", "now")]

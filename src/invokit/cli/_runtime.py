@@ -37,9 +37,11 @@ from invokit.cli._stores import (
     DEFAULT_STATE,
     State,
     choose_state,
+    close_pins,
     open_approvals,
     open_artifacts,
     open_audit,
+    open_pins,
 )
 from invokit.cli._trust import require_trust
 from invokit.exceptions import DuplicateToolName, PolicyError
@@ -50,7 +52,7 @@ from invokit.registry import Registry
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
-    from invokit.mcp import MCPToolset
+    from invokit.mcp import MCPToolset, PinStorage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -271,8 +273,10 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     registry = setup.registry
     if not setup.config.mcp_servers:
         return registry
+    pins = open_pins(setup.state)
+    stack.callback(close_pins, pins)
     for server in setup.config.mcp_servers:
-        toolset = make_toolset(server)
+        toolset = make_toolset(server, pins=pins)
         try:
             await toolset.connect()
         except Exception as exc:  # a server that does not start is a configuration problem
@@ -291,8 +295,9 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     return registry
 
 
-def make_toolset(server: McpServerConfig) -> MCPToolset:
-    """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet)."""
+def make_toolset(server: McpServerConfig, *, pins: PinStorage | None = None) -> MCPToolset:
+    """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet), pinning
+    in ``pins`` (default: the state directory's file)."""
     from invokit.mcp import MCPToolset
 
     if server.command is not None:
@@ -302,6 +307,7 @@ def make_toolset(server: McpServerConfig) -> MCPToolset:
             prefix=server.prefix,
             server=server.name,
             connect_timeout=server.connect_timeout,
+            pins=pins,
         )
     token = os.environ.get(server.bearer_token_env) if server.bearer_token_env else None
     if server.bearer_token_env and not token:
@@ -318,4 +324,5 @@ def make_toolset(server: McpServerConfig) -> MCPToolset:
         headers=dict(server.headers),
         bearer_token=token,
         connect_timeout=server.connect_timeout,
+        pins=pins,
     )

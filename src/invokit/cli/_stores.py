@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
     from invokit.execution import EventSink
     from invokit.execution._artifacts import SpillStore
+    from invokit.mcp._pins import PinStorage
 
 ENV_VAR = "INVOKIT_STATE"
 """The environment variable ``--state`` reads when it is not given."""
@@ -197,6 +198,27 @@ def open_artifacts(state: State) -> SpillStore | None:
     PostgresArtifactStore = _postgres("PostgresArtifactStore")
     artifacts: SpillStore = PostgresArtifactStore(state.url)
     return artifacts
+
+
+def open_pins(state: State) -> PinStorage:
+    """Where trusted MCP tool fingerprints live: in the database for PostgreSQL, so a tool
+    trusted through one replica (or ``invokit mcp trust``) is trusted for every replica; the
+    state directory's ``mcp-pins.json`` otherwise."""
+    if state.kind != "postgresql":
+        from invokit.mcp._pins import PinStore
+
+        return PinStore()
+    assert state.url is not None
+    PostgresPinStore = _postgres("PostgresPinStore")
+    pins: PinStorage = PostgresPinStore(state.url)
+    return pins
+
+
+def close_pins(pins: PinStorage) -> None:
+    """Close a pin store that holds a connection (the file store holds none)."""
+    close = getattr(pins, "close", None)
+    if close is not None:
+        close()
 
 
 def audit_file(state: State) -> Path:
