@@ -28,7 +28,7 @@ CHILD = textwrap.dedent(
     from invokit.execution import JsonlAuditSink, SqliteAuditSink
 
     state, durable = sys.argv[1], sys.argv[2] == "durable"
-    extra = {} if durable else {"durable": ()}
+    extra = {} if durable else {"durable": (), "group_commit": False}
 
     @tool(read_only=False)
     async def deploy(target: str) -> str:
@@ -121,8 +121,8 @@ def test_approval_records_survive_kill_9(tmp_path: Path) -> None:
 
 
 def test_without_durable_types_kill_9_loses_the_buffer(tmp_path: Path) -> None:
-    """The same run with no durable types loses every buffered record to SIGKILL: what the
-    durable types guard against."""
+    """The same run with no durable types and no group commit loses every buffered record to
+    SIGKILL: what the durable types and group commit guard against."""
     run_and_kill(tmp_path, "buffered")
     records, rows = logged(tmp_path / "state")
     assert records == []

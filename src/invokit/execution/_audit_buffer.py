@@ -2,21 +2,27 @@
 
 Recording an event runs on the executor's hot path, so it never serializes and never does I/O:
 the executor appends a raw record (a tuple) to the sink's buffer, and the writer thread turns
-the records into :class:`Event` objects, serializes them and writes them in one batch (group
-commit) every ``flush_interval`` seconds, or sooner when ``max_buffer`` events are waiting.
+the records into :class:`Event` objects, serializes them and writes them in one batch.
 
-Durability: an event of a type in ``durable`` (for the file sinks, the approval decisions:
-``approval_requested``, ``approval_resolved`` and ``interrupted``) is written at once, with
-everything buffered before it, before the executor goes on: when a caller is told of an approval
-request or a decision, its record is on disk and survives the process being killed. Other
-events are written within ``flush_interval`` seconds; ``flush`` and ``close`` write at once;
-the process writes the rest when it exits normally.
+Durability (group commit): when a call ends, the executor asks each sink with ``group_commit``
+for :meth:`BufferedSink.committed` and returns the call's outcome only once the batch holding
+its records is written. The writer wakes at once, writes everything waiting in one batch, and
+releases every call whose records that batch held; calls that end while it writes go in the
+next batch. So a result a caller was given always has its records written: ``write()`` hands
+them to the kernel, which keeps them when the process is killed (``kill -9``); surviving power
+loss as well needs the sink's ``fsync`` option. An event of a type in ``durable`` (for the file
+sinks, the approval decisions: ``approval_requested``, ``approval_resolved`` and
+``interrupted``) is written at once, before the executor goes on. Other events are written
+within ``flush_interval`` seconds; ``flush`` and ``close`` write at once; the process writes
+the rest when it exits normally.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import base64
+import contextlib
 import dataclasses
 import json
 import threading
@@ -193,6 +199,22 @@ def _serializer() -> Any:
     return _compiled
 
 
+def _release(waiters: list[asyncio.Future[None]]) -> None:
+    """Tell each waiter's event loop (one wake-up per loop) that its records are written."""
+    loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for waiter in waiters:
+        loops.setdefault(waiter.get_loop(), []).append(waiter)
+    for loop, done in loops.items():
+        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+            loop.call_soon_threadsafe(_settle, done)
+
+
+def _settle(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+
+
 def _flush_at_exit(ref: weakref.ReferenceType[BufferedSink]) -> None:
     sink = ref()
     if sink is not None:
@@ -208,6 +230,12 @@ class BufferedSink:
             in ``durable`` waits before it is written.
         max_buffer: this many waiting events wake the writer early.
         durable: the event types written at once, before the executor goes on.
+        group_commit: the executor returns a call's outcome only once its records are
+            written (:meth:`committed`); ``False`` for sinks that need not survive a crash
+            (tracing).
+
+    Subclasses implement :meth:`_write` (one batch, on the writer thread) and may implement
+    :meth:`_release`.
     """
 
     def __init__(
@@ -217,12 +245,14 @@ class BufferedSink:
         flush_interval: float = 0.05,
         max_buffer: int = 256,
         durable: Iterable[str] = (),
+        group_commit: bool = True,
     ) -> None:
         self._types = None if types is None else frozenset(types)
+        self.group_commit = group_commit
         self._durable = frozenset(durable)
         self._interval = flush_interval
         self._max = max_buffer
-        self._buffer: deque[Event | Record] = deque()
+        self._buffer: deque[Event | Record | asyncio.Future[None]] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._write_lock = threading.Lock()
@@ -282,25 +312,48 @@ class BufferedSink:
         self._buffer.append(record)
         self.flush()
 
+    def committed(self) -> asyncio.Future[None] | None:
+        """A future, of the running event loop, done once everything buffered now is
+        written; ``None`` when nothing is waiting (or the sink is closed). The executor awaits
+        it before it returns a call's outcome; calls ending together share one write."""
+        buffer = self._buffer
+        if not buffer or self._closed:
+            return None
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        buffer.append(waiter)
+        if not self._wake.is_set():
+            self._wake.set()
+        return waiter
+
     def flush(self) -> None:
         """Write everything buffered now; an I/O problem is a warning, never an exception."""
         with self._write_lock:
             # Exactly the events present now; any emitted meanwhile wait for the next write.
             take = self._buffer.popleft
             batch: list[Event] = []
+            waiters: list[asyncio.Future[None]] = []
             for _ in range(len(self._buffer)):
                 item = take()
-                batch.append(record_event(item) if type(item) is tuple else item)  # type: ignore[arg-type]
-            if not batch:
-                return
+                kind = type(item)
+                if kind is tuple:
+                    batch.append(record_event(item))  # type: ignore[arg-type]
+                elif isinstance(item, asyncio.Future):
+                    waiters.append(item)
+                else:
+                    batch.append(item)  # type: ignore[arg-type]
             try:
-                self._write(batch)
+                if batch:
+                    self._write(batch)
             except Exception as exc:  # the executor must never fail because of a log
                 warnings.warn(
                     f"{type(self).__name__} could not write {len(batch)} event(s): {exc}",
                     RuntimeWarning,
                     stacklevel=2,
                 )
+            finally:
+                # Released even when the write failed: a log problem never holds a call.
+                if waiters:
+                    _release(waiters)
 
     def close(self) -> None:
         """Stop the writer, write what is left and release resources; safe to call twice."""

@@ -167,7 +167,17 @@ class Executor(Reporter):
     async def execute(
         self, call: ToolCall, *, on_progress: ProgressCallback | None = None
     ) -> Outcome:
-        """Run one call through every step; only a bug in invokit raises."""
+        """Run one call through every step; only a bug in invokit raises. With an audit sink
+        the outcome is returned once the call's records are written (group commit)."""
+        outcome = await self._steps(call, on_progress)
+        for commit in self._commits:  # 10. the records of what is returned are written
+            waiter = commit()
+            if waiter is not None:
+                await waiter
+        return outcome
+
+    async def _steps(self, call: ToolCall, on_progress: ProgressCallback | None) -> Outcome:
+        """Steps 1 to 9 for one call."""
         start = perf_counter()
         record = self._sinks_for.get("received")  # the hot path hands sinks records itself
         if record is not None:
@@ -312,9 +322,11 @@ class Executor(Reporter):
         else:
             approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
-            return await _approving.resume_other(
+            other = await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
+            await self._committed()
+            return other
         from invokit.approvals import ApprovalDecision
 
         answer = None
@@ -327,9 +339,18 @@ class Executor(Reporter):
                 by=by,
                 credentials=dict(credentials) if credentials is not None else None,
             )
-        return await _approving.decide_request(
+        outcome = await _approving.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
+        await self._committed()
+        return outcome
+
+    async def _committed(self) -> None:
+        """Wait until every record handed to a group-commit sink so far is written."""
+        for commit in self._commits:
+            waiter = commit()
+            if waiter is not None:
+                await waiter
 
     async def _recheck(
         self,

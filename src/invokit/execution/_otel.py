@@ -66,7 +66,8 @@ class OpenTelemetrySink(BufferedSink):
         self._tracer: Tracer = trace.get_tracer("invokit", tracer_provider=tracer_provider)
         # Keyed by execution, not call id: two sessions' calls may share an id.
         self._spans: dict[tuple[int, str | None, str], Span] = {}
-        super().__init__(types=types, flush_interval=flush_interval)
+        # Spans are tracing, not audit: a call's result never waits for their export.
+        super().__init__(types=types, flush_interval=flush_interval, group_commit=False)
 
     @staticmethod
     def _key(event: Event) -> tuple[int, str | None, str]:
