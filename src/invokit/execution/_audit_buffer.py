@@ -25,6 +25,7 @@ import base64
 import contextlib
 import dataclasses
 import json
+import queue
 import threading
 import warnings
 import weakref
@@ -215,6 +216,32 @@ def _settle(waiters: list[asyncio.Future[None]]) -> None:
             waiter.set_result(None)
 
 
+class _Wake:
+    """What wakes the writer: ``threading.Event``'s interface on a C queue, so that waking it
+    from the event loop costs no Python-level lock (once per batch, not once per call)."""
+
+    __slots__ = ("_queue", "_set")
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            self._queue.put(None)
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def clear(self) -> None:
+        self._set = False
+
+    def wait(self, timeout: float) -> None:
+        with contextlib.suppress(queue.Empty):
+            self._queue.get(timeout=timeout)
+
+
 def _flush_at_exit(ref: weakref.ReferenceType[BufferedSink]) -> None:
     sink = ref()
     if sink is not None:
@@ -253,7 +280,7 @@ class BufferedSink:
         self._interval = flush_interval
         self._max = max_buffer
         self._buffer: deque[Event | Record | asyncio.Future[None]] = deque()
-        self._wake = threading.Event()
+        self._wake = _Wake()
         self._stop = threading.Event()
         self._write_lock = threading.Lock()
         self._closed = False
@@ -319,10 +346,10 @@ class BufferedSink:
         buffer = self._buffer
         if not buffer or self._closed:
             return None
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
         buffer.append(waiter)
-        if not self._wake.is_set():
-            self._wake.set()
+        self._wake.set()
         return waiter
 
     def flush(self) -> None:
