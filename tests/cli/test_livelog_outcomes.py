@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from rich.console import Console
 
 from invokit import Executor, Policy, ToolCall
 from invokit.builtin import filesystem
-from invokit.cli._livelog import LiveLog
+from invokit.cli._livelog import LiveLog, Narrator
+from invokit.execution import Event
 
 
 def run_calls(root: Path, policy: Policy, *calls: ToolCall) -> list[str]:
@@ -83,3 +85,68 @@ def test_denied_and_failed_calls_say_so_once(tmp_path: Path) -> None:
     assert len(lines) == 2
     assert "denied" in lines[0] and "fs.read(secret*)" in lines[0]
     assert "failed" in lines[1] and "not_found" in lines[1]
+
+
+def test_lines_are_written_as_rich_would_print_them(tmp_path: Path) -> None:
+    """The live log writes each line itself, byte for byte what ``Console.print`` writes, on a
+    colour terminal and on a plain file."""
+    (tmp_path / "a.txt").write_text("a")
+    for system in ("truecolor", "256", "standard", None):
+        fast, slow = StringIO(), StringIO()
+        consoles = [
+            Console(file=out, force_terminal=system is not None, color_system=system, width=400)
+            for out in (fast, slow)
+        ]
+        log = LiveLog(consoles[0])
+        executor = Executor(
+            filesystem(tmp_path),
+            policy=Policy(allow=["fs.read"], deny=["fs.write"]),
+            events=[log],
+        )
+        calls = [
+            ToolCall(id="1", name="fs.read", arguments={"path": "a.txt"}),
+            ToolCall(id="2", name="fs.read", arguments={"path": "../x"}),
+            ToolCall(id="3", name="fs.write", arguments={"path": "b", "content": "\x1b[2J"}),
+            ToolCall(id="4", name="fs.nope", arguments={}),
+        ]
+        anyio.run(run_all, executor, calls)
+        narrator = Narrator()
+        for event in log_events(tmp_path, calls):
+            line = narrator.line(event)
+            if line is not None:
+                consoles[1].print(line)
+        assert strip_times(fast.getvalue()) == strip_times(slow.getvalue())
+        assert fast.getvalue().count("\n") == 4
+
+
+def log_events(root: Path, calls: list[ToolCall]) -> list[dict[str, object]]:
+    """The event records of ``calls`` run again under the same policy."""
+    records: list[dict[str, object]] = []
+
+    class Keep:
+        types = None
+
+        def emit(self, event: Event) -> None:
+            records.append(event.to_dict())
+
+        def flush(self) -> None: ...
+
+        def close(self) -> None: ...
+
+    executor = Executor(
+        filesystem(root),
+        policy=Policy(allow=["fs.read"], deny=["fs.write"]),
+        events=[Keep()],
+    )
+    anyio.run(run_all, executor, calls)
+    return records
+
+
+async def run_all(executor: Executor, calls: list[ToolCall]) -> None:
+    for call in calls:
+        await executor.execute(call)
+
+
+def strip_times(text: str) -> str:
+    """The output with its clock times and durations blanked."""
+    return re.sub(r"\d\d:\d\d:\d\d|in \d+ ms", "T", text)

@@ -6,6 +6,7 @@ denied and why, waiting for approval), who approved it, and how it ended.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import unicodedata
@@ -189,6 +190,49 @@ def describe(
     return None
 
 
+def ansi_line(line: Text, color_system: str | None) -> str:
+    """``line`` as text with its styles as ANSI codes (none without a ``color_system``), as
+    ``Console.print`` writes a line that fits: its spans must not overlap (``describe``'s
+    never do)."""
+    plain = line.plain
+    if color_system is None:
+        return plain
+    base = str(line.style or "")
+    out: list[str] = []
+    at = 0
+    for span in sorted(line.spans, key=lambda s: s.start):
+        if span.start > at:
+            out.append(_styled(plain[at : span.start], base, color_system))
+        out.append(_styled(plain[span.start : span.end], f"{base} {span.style}", color_system))
+        at = max(at, span.end)
+    out.append(_styled(plain[at:], base, color_system))
+    return "".join(out)
+
+
+def _styled(text: str, style: str, color_system: str) -> str:
+    style = style.strip()
+    if not style or not text:
+        return text
+    before, after = _codes(style, color_system)
+    return before + text + after
+
+
+@functools.lru_cache(maxsize=64)
+def _codes(style: str, color_system: str) -> tuple[str, str]:
+    """The ANSI codes that open and close ``style``."""
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    system = {
+        "standard": ColorSystem.STANDARD,
+        "256": ColorSystem.EIGHT_BIT,
+        "truecolor": ColorSystem.TRUECOLOR,
+        "windows": ColorSystem.WINDOWS,
+    }.get(color_system, ColorSystem.STANDARD)
+    before, _, after = Style.parse(style).render("\x00", color_system=system).partition("\x00")
+    return before, after
+
+
 class Narrator:
     """Turns a stream of event records into :func:`describe` lines.
 
@@ -252,10 +296,13 @@ class LiveLog:
         line = self._narrator.line(event.to_dict())
         if line is None:
             return
-        if self.board is not None:
-            self.board.log(line)
-        else:
-            self.console.print(line)
+        if self.board is not None and self.board._pinned is not None:
+            self.board.log(line)  # a question stays pinned under the line
+            return
+        # One styled line needs none of rich's layout: writing it is about a tenth of
+        # console.print's cost, and this runs on the event loop for every call.
+        console = self.console
+        console.file.write(ansi_line(line, console.color_system) + "\n")
 
     def flush(self) -> None:
         self.console.file.flush()
