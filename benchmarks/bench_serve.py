@@ -291,8 +291,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     parser.add_argument("--only", choices=("stdio", "http"))
+    parser.add_argument("--rounds", type=int, help="rounds (default 5; 2 with --quick)")
+    parser.add_argument("--calls", type=int, help="calls a round (default 1000; 200 with --quick)")
     options = parser.parse_args()
     rounds, calls = (2, 200) if options.quick else (5, 1000)
+    rounds, calls = options.rounds or rounds, options.calls or calls
     with tempfile.TemporaryDirectory() as base:
         root, state = make_project(Path(base))
         print(
