@@ -159,15 +159,16 @@ class ThreadRecordingSink(JsonlAuditSink):
 
 
 async def test_call_records_are_written_by_the_writer_thread(tmp_path: Path) -> None:
-    """An allowed call's records are serialized and written on the sink's writer thread, never
-    on the thread that runs the call; all of them arrive, in order."""
+    """Without group commit, an allowed call's records are serialized and written on the
+    sink's writer thread, never on the thread that runs the call; all of them arrive, in
+    order."""
 
     @tool(read_only=True)
     async def echo(text: str) -> str:
         """Echo."""
         return text
 
-    sink = ThreadRecordingSink(tmp_path / "audit.jsonl", flush_interval=0.01)
+    sink = ThreadRecordingSink(tmp_path / "audit.jsonl", flush_interval=0.01, group_commit=False)
     sink.threads = []
     executor = Executor([echo], policy=Policy.allow_all(), events=[sink])
     for i in range(20):

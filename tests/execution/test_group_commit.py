@@ -11,6 +11,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -250,3 +251,32 @@ async def test_tracing_sinks_do_not_hold_calls(tmp_path: Path) -> None:
     gate.set()
     sink.close()
     assert [r["type"] for r in read_jsonl(sink.path)] == STEPS
+
+
+async def test_jsonl_commits_on_the_loop_and_sqlite_on_the_writer(tmp_path: Path) -> None:
+    """The JSONL log's group commit is one write on the event loop per loop iteration; with
+    ``fsync`` it is made by the writer thread, as the SQLite log's is."""
+    here = threading.current_thread().name
+    seen: dict[str, set[str]] = {}
+
+    def recording(base: type[Any], key: str, **options: Any) -> Any:
+        class Recording(base):  # type: ignore[misc]
+            def _write(self, events: list[Event]) -> None:
+                seen.setdefault(key, set()).add(threading.current_thread().name)
+                super()._write(events)
+
+        suffix = "sqlite3" if base is SqliteAuditSink else "jsonl"
+        return Recording(tmp_path / f"{key}.{suffix}", flush_interval=3600, **options)
+
+    sinks = [
+        recording(JsonlAuditSink, "jsonl"),
+        recording(JsonlAuditSink, "synced", fsync=True),
+        recording(SqliteAuditSink, "sqlite"),
+    ]
+    executor = Executor([echo], policy=Policy.allow_all(), events=sinks)
+    calls = [ToolCall(id=f"c{i}", name="echo", arguments={"text": "hi"}) for i in range(30)]
+    await executor.execute_many(calls)
+    assert seen["jsonl"] == {here}
+    assert here not in seen["synced"] and here not in seen["sqlite"]
+    for sink in sinks:
+        sink.close()

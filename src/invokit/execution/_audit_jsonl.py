@@ -65,6 +65,9 @@ class JsonlAuditSink(BufferedSink):
     ) -> None:
         self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
         self.fsync = fsync
+        # One O_APPEND write to the page cache is quicker than a trip to the writer thread and
+        # back; an fsync is not, and stays on the writer thread.
+        self._commit_on_loop = not fsync
         super().__init__(
             types=types,
             flush_interval=flush_interval,
