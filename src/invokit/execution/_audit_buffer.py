@@ -362,6 +362,12 @@ class BufferedSink:
             pending = self._pending
             if pending is not None and pending.get_loop() is loop and not pending.done():
                 return pending
+            if pending is None and not getattr(loop, "_ready", True):
+                # Nothing else is ready to run in this iteration (CPython's loop keeps its
+                # ready callbacks in ``_ready``): no call could join the batch, so it is
+                # written now, without two more turns of the loop.
+                self.flush()
+                return None
             pending = self._pending = loop.create_future()
             loop.call_soon(self._commit, pending)
             return pending
