@@ -280,3 +280,39 @@ async def test_jsonl_commits_on_the_loop_and_sqlite_on_the_writer(tmp_path: Path
     assert here not in seen["synced"] and here not in seen["sqlite"]
     for sink in sinks:
         sink.close()
+
+
+async def test_a_write_under_way_is_waited_for(tmp_path: Path) -> None:
+    """When the writer thread already took a call's records and is still writing them, the
+    call's commit waits for that write instead of finding the buffer empty and going on."""
+    gate, writing = threading.Event(), threading.Event()
+
+    class Gated(JsonlAuditSink):
+        def _write(self, events: list[Event]) -> None:
+            writing.set()
+            gate.wait(60)
+            super()._write(events)
+
+    for fsync in (False, True):  # committed on the loop, and by the writer thread
+        gate.clear()
+        writing.clear()
+        sink = Gated(tmp_path / f"audit-{fsync}.jsonl", flush_interval=3600, fsync=fsync)
+        put = sink.recorder("completed")
+        assert put is not None
+        put(("completed", ToolCall(id="c1", name="echo", arguments={}), 1.0, {}))
+        flusher = threading.Thread(target=sink.flush)
+        flusher.start()
+        writing.wait(30)
+        assert not sink._buffer  # the record is in the writer's hands, not yet written
+        opener = threading.Timer(0.2, gate.set)
+        opener.start()
+        with anyio.fail_after(30):
+            waiter = sink.committed()  # on the loop: waits for the write under way
+            if fsync:
+                assert waiter is not None
+            if waiter is not None:
+                await waiter
+        assert [r["call_id"] for r in read_jsonl(sink.path)] == ["c1"]
+        opener.join()
+        flusher.join()
+        sink.close()

@@ -353,7 +353,9 @@ class BufferedSink:
         written; ``None`` when nothing is waiting (or the sink is closed). The executor awaits
         it before it returns a call's outcome; calls ending together share one write."""
         buffer = self._buffer
-        if not buffer or self._closed:
+        if self._closed or (not buffer and not self._write_lock.locked()):
+            # Nothing waits, and no write is under way (a batch is taken from the buffer and
+            # written under the lock): every record handed over so far is written.
             return None
         loop = asyncio.get_running_loop()
         if self._commit_on_loop:
