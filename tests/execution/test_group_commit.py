@@ -316,3 +316,20 @@ async def test_a_write_under_way_is_waited_for(tmp_path: Path) -> None:
         opener.join()
         flusher.join()
         sink.close()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_group_commit_on_either_backend(tmp_path: Path) -> None:
+    """On asyncio and on trio, a returned call's records are in both logs."""
+    jsonl = JsonlAuditSink(tmp_path / "audit.jsonl", flush_interval=3600)
+    sinks = [jsonl, SqliteAuditSink(tmp_path / "audit.sqlite3", flush_interval=3600)]
+    executor = Executor([echo], policy=Policy.allow_all(), events=sinks)
+    outcome = await executor.execute(ToolCall(id="c1", name="echo", arguments={"text": "hi"}))
+    assert outcome.result.is_error is False
+    assert [r["type"] for r in read_jsonl(jsonl.path)] == STEPS
+    with sqlite3.connect(tmp_path / "audit.sqlite3") as db:
+        kinds = [k for (k,) in db.execute("SELECT type FROM events ORDER BY id")]
+    db.close()
+    assert kinds == STEPS
+    for sink in sinks:
+        sink.close()

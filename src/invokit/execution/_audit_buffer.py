@@ -31,7 +31,7 @@ import threading
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from invokit.execution._events import Event
@@ -348,16 +348,21 @@ class BufferedSink:
     back wakes two threads per commit, which on a busy machine costs milliseconds of latency
     (each waits for a CPU), more than the write itself."""
 
-    def committed(self) -> asyncio.Future[None] | None:
-        """A future, of the running event loop, done once everything buffered now is
-        written; ``None`` when nothing is waiting (or the sink is closed). The executor awaits
-        it before it returns a call's outcome; calls ending together share one write."""
+    def committed(self) -> Awaitable[None] | None:
+        """Awaitable, done once everything buffered now is written; ``None`` when nothing is
+        waiting (or the sink is closed). The executor awaits it before it returns a call's
+        outcome; calls ending together share one write. On asyncio it is a future of the
+        running loop; on another backend (trio) the write is made in a worker thread."""
         buffer = self._buffer
         if self._closed or (not buffer and not self._write_lock.locked()):
             # Nothing waits, and no write is under way (a batch is taken from the buffer and
             # written under the lock): every record handed over so far is written.
             return None
-        loop = asyncio.get_running_loop()
+        loop = asyncio._get_running_loop()
+        if loop is None:  # another event loop (trio): write in a worker thread, and wait
+            import anyio.to_thread
+
+            return anyio.to_thread.run_sync(self.flush)
         if self._commit_on_loop:
             # Every call that ends in this iteration of the loop joins one write, made once
             # the loop has run them all.
