@@ -23,7 +23,13 @@ from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._preflight import Preflight
 from invokit.builtin.filesystem._protected import ProtectedPaths
-from invokit.builtin.filesystem._reading import glob_paths, list_directory, read_file, stat_entry
+from invokit.builtin.filesystem._reading import (
+    glob_paths,
+    list_directory,
+    read_file,
+    small_file,
+    stat_entry,
+)
 from invokit.builtin.filesystem._results import (
     DeleteResult,
     EditResult,
@@ -154,6 +160,8 @@ def filesystem(
             max_chars=ctx.output_limit.max_chars if ctx.output_limit else default_chars,
             binary=binary,
         )
+        if small_file(jail, path):  # a thread hop would cost more than the read
+            return call()
         return await _abandonable(call)
 
     @reader("list", permissions=checks.reads("directory", default="."))
