@@ -380,3 +380,24 @@ def test_the_stateless_pending_message_does_not_speak_of_sessions() -> None:
     request = ApprovalRequest.create(call=call, spec=write_note.spec, arguments={"text": "x"})
     assert "session" in pending_message(request, "cli")
     assert "session" not in pending_message(request, "cli", stateless=True)
+
+
+@pytest.mark.anyio
+async def test_the_pending_message_for_a_shared_state_names_it(postgres_url: str) -> None:
+    """With a PostgreSQL store the message gives the `invokit approvals approve ID --state`
+    that opens it (password masked), and a client that names itself is told a retry from
+    the same client works (not "the same connection")."""
+    from invokit.mcp._elicit import approval_reach, state_argument
+    from invokit.postgres import PostgresApprovalStore
+
+    store = PostgresApprovalStore(postgres_url.replace("postgresql://", "postgresql://u:pw@"))
+    try:
+        call = ToolCall(id="c1", name="write_note", arguments={"text": "x"}, session_id="cid_ab")
+        request = ApprovalRequest.create(call=call, spec=write_note.spec, arguments={"text": "x"})
+        text = pending_message(request, approval_reach(store), state=state_argument(store))
+    finally:
+        await store.close()
+    assert f"invokit approvals approve {request.id} --state " in text
+    assert ":pw@" not in text
+    assert "as this same client" in text
+    assert "connection" not in text

@@ -8,11 +8,13 @@ that cannot ask never causes an approval.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from invokit.approvals import ApprovalRequest
+from invokit.mcp._identity import IDENTITY_PREFIX
 from invokit.mcp._sanitize import printable, printable_json
 
 APPROVE_FIELD = "approve"
@@ -127,11 +129,16 @@ application, somewhere else), ``none`` (approvals live in this process's memory)
 
 
 def approval_reach(store: Any) -> ApprovalReach:
-    """Who can approve a request kept in ``store`` from outside this server."""
+    """Who can approve a request kept in ``store`` from outside this server: ``invokit
+    approvals`` opens the state directory's SQLite store, and a PostgreSQL store with
+    ``--state`` (see :func:`state_argument`)."""
     from invokit.approvals import MemoryApprovalStore, SqliteApprovalStore
+    from invokit.postgres import PostgresApprovalStore
 
     if isinstance(store, MemoryApprovalStore):
         return "none"
+    if isinstance(store, PostgresApprovalStore):
+        return "cli"
     if isinstance(store, SqliteApprovalStore):
         from invokit._state import state_dir
         from invokit.approvals._sqlite import DEFAULT_FILE
@@ -145,15 +152,31 @@ def approval_reach(store: Any) -> ApprovalReach:
     return "host"
 
 
+def state_argument(store: Any) -> str | None:
+    """The ``--state`` that makes ``invokit approvals`` open ``store`` (a PostgreSQL store, its
+    URL with any password masked), or ``None`` when the default state is the one."""
+    from invokit.postgres import PostgresApprovalStore
+
+    if isinstance(store, PostgresApprovalStore):
+        return store.url
+    return None
+
+
 def pending_message(
-    request: ApprovalRequest, reach: ApprovalReach = "cli", *, stateless: bool = False
+    request: ApprovalRequest,
+    reach: ApprovalReach = "cli",
+    *,
+    stateless: bool = False,
+    state: str | None = None,
 ) -> str:
     """The error text for a call that waits for approval: the id, and only what can work.
 
     ``invokit approvals approve ID`` is suggested only when that command opens the store this
     server keeps the request in; an approval binds to this session, so the retry must come
     from the same connection. Over the stateless protocol (``stateless``) there is no session
-    to bind to: any retry with the same arguments is the one.
+    to bind to: any retry with the same arguments is the one. A client that names itself
+    (``Invokit-Client-Id``) keeps its session through any connection or replica. ``state`` is
+    the ``--state`` the command needs.
     """
     why = printable(request.reason or "the policy asks", keep_newlines=False)
     head = (
@@ -166,10 +189,14 @@ def pending_message(
     )
     if stateless:
         retry = "then call the tool again with exactly the same arguments."
+    elif (request.session_id or "").startswith(IDENTITY_PREFIX):
+        retry = "then call the tool again with exactly the same arguments, as this same client."
     if reach == "cli":
+        where = "on this machine" if state is None else "that can reach the shared state"
+        option = "" if state is None else f" --state {shlex.quote(state)}"
         return (
-            f"{head} Ask the user to approve it in a terminal on this machine with "
-            f"`invokit approvals approve {request.id}`, {retry}"
+            f"{head} Ask the user to approve it in a terminal {where} with "
+            f"`invokit approvals approve {request.id}{option}`, {retry}"
         )
     if reach == "host":
         return (

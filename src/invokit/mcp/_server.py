@@ -49,6 +49,7 @@ from invokit.mcp._elicit import (
     pending_message,
     read_answer,
     read_input_response,
+    state_argument,
 )
 from invokit.mcp._identity import client_identity
 from invokit.mcp._paging import cursor_after, name_in
@@ -384,10 +385,11 @@ class ToolServer:
         return self._pending(record.request, stateless=record.request.session_id is None)
 
     def _pending(self, request: ApprovalRequest, *, stateless: bool = False) -> dict[str, Any]:
-        reach = approval_reach(self.executor.approvals)
+        store = self.executor.approvals
+        reach = approval_reach(store)
         return error_dict(
             "approval_required",
-            pending_message(request, reach, stateless=stateless),
+            pending_message(request, reach, stateless=stateless, state=state_argument(store)),
             {"approval_id": request.id},
         )
 
