@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -160,12 +161,7 @@ class PythonRun:
             while True:
                 line = await anext(self._lines, None)
                 if line is None:
-                    step: Step = Crashed(
-                        kind="script_error",
-                        error_type="RuntimeError",
-                        message="the script's process ended without an answer (a limit was "
-                        "reached: memory, CPU time or processes)",
-                    )
+                    step = await self._ended()
                     break
                 message = json.loads(line)
                 if "print" in message:
@@ -181,6 +177,25 @@ class PythonRun:
                 message=f"the script ran longer than {self._limits.max_seconds:g} s",
             )
         return step
+
+    async def _ended(self) -> Step:
+        """The step of a process that ended without an answer: its CPU-time limit (SIGXCPU)
+        is the script's time limit; anything else is a limit or a crash."""
+        assert self._process is not None
+        with anyio.move_on_after(2):
+            await self._process.wait()
+        if self._process.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            return Crashed(
+                kind="script_timeout",
+                error_type="TimeoutError",
+                message=f"the script ran longer than {self._limits.max_seconds:g} s",
+            )
+        return Crashed(
+            kind="script_error",
+            error_type="RuntimeError",
+            message="the script's process ended without an answer (a limit was reached: "
+            "memory, CPU time or processes)",
+        )
 
     def _step(self, message: dict[str, Any]) -> Step:
         if "call" in message:
