@@ -92,6 +92,34 @@ def test_urls_are_recognised_and_masked() -> None:
     assert masked_url("postgresql://ana@db/app") == "postgresql://ana@db/app"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "POSTGRESQL://ana:hunter2@db/app",  # accepted as PostgreSQL, refused by libpq
+        "Postgres://ana:hunter2@db/app",
+        "postgresql://ana:hunt@er2@db/app",  # an unencoded @ or / in the password
+        "postgresql://ana:hunt/er2@db/app",
+        "postgresql://ana@db/app?pass%77ord=hunter2",  # libpq decodes the key: a password
+        "postgresql://ana@db/app?%70assword=hunter2",
+        "postgresql://ana@db/app?sslpassword=hunter2",  # the client key's passphrase
+        "postgresql://ana@db/app?sslmode=require&SSLPASSWORD=hunter2",
+    ],
+)
+def test_a_password_in_any_spelling_is_masked(url: str) -> None:
+    """Whatever spelling libpq (or the URL parser) reads a secret from, neither the masked URL
+    nor the repr nor the error for an unusable URL shows it."""
+    assert "hunter2" not in masked_url(url)
+    assert "er2" not in masked_url(url)
+    try:
+        sink = PostgresAuditSink(url)
+    except ValueError as exc:
+        assert "hunter2" not in str(exc)
+        assert "er2" not in str(exc)
+    else:
+        assert "hunter2" not in repr(sink) and "er2" not in repr(sink)
+        sink.close()
+
+
 async def test_a_password_is_never_shown(postgres_server: object, tmp_path: object) -> None:
     """Neither the repr nor the error for an unreachable server shows the password."""
     url = f"postgresql://ana:hunter2@/nodb?host={tmp_path}&port=1"
