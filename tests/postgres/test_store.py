@@ -110,14 +110,15 @@ def test_a_password_in_any_spelling_is_masked(url: str) -> None:
     nor the repr nor the error for an unusable URL shows it."""
     assert "hunter2" not in masked_url(url)
     assert "er2" not in masked_url(url)
+    shown: list[str] = []
     try:
         sink = PostgresAuditSink(url)
     except ValueError as exc:
-        assert "hunter2" not in str(exc)
-        assert "er2" not in str(exc)
+        shown.append(str(exc))
     else:
-        assert "hunter2" not in repr(sink) and "er2" not in repr(sink)
+        shown.append(repr(sink))
         sink.close()
+    assert "hunter2" not in shown[0] and "er2" not in shown[0]
 
 
 async def test_a_password_is_never_shown(postgres_server: object, tmp_path: object) -> None:
