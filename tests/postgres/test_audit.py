@@ -4,6 +4,7 @@ written in the transaction that makes it, once."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import psycopg
 import pytest
@@ -142,3 +143,27 @@ async def test_a_record_handed_to_the_store_is_the_one_written(postgres_url: str
     assert records[0]["data"]["root"] == "/p"
     sink.close()
     await store.close()
+
+
+def _terminate_others(url: str) -> int:
+    """End every other session on the test database, as a server restart or an idle-session
+    timeout would; how many."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_durable_record_survives_a_dropped_connection(postgres_url: str) -> None:
+    """The server ended the sink's idle connection (restart, failover, idle timeout): the
+    next durable record is still written, on a new connection, not dropped with a warning."""
+    sink = PostgresAuditSink(postgres_url)
+    sink.emit(_event("approval_requested", "c1", id="apr_1"))
+    assert _terminate_others(postgres_url) >= 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sink.emit(_event("approval_requested", "c2", id="apr_2"))
+    assert [r["call_id"] for r in sink.records(type="approval_requested")] == ["c1", "c2"]
+    sink.close()

@@ -102,7 +102,7 @@ class PostgresAuditSink(BufferedSink):
 
     def _write(self, events: list[Event]) -> None:
         rows = [_row(event) for event in events]
-        with self._db.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+        with self._db.transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(_INSERT, rows)
 
     def _release(self) -> None:

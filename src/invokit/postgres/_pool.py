@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from invokit.exceptions import MissingExtra
@@ -141,6 +141,35 @@ class SyncDatabase:
             if self._conn is None or self._conn.closed or self._conn.broken:
                 self._conn = self._open()
             yield self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """The connection, held alone, in a transaction committed at the end of the block.
+
+        A connection the server ended while it was idle (a restart, a failover, an idle
+        timeout) fails at ``BEGIN``, before anything is written: it is replaced by a new one
+        and the transaction starts there, so what the block writes is neither lost nor written
+        twice."""
+        import psycopg
+
+        with self._lock:
+            for attempt in range(2):
+                with self.connection() as conn:
+                    try:
+                        conn.execute("BEGIN")
+                    except psycopg.OperationalError:
+                        if attempt or not conn.broken:
+                            raise
+                        continue
+                    try:
+                        yield conn
+                    except BaseException:
+                        if not conn.broken:
+                            with suppress(psycopg.Error):
+                                conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                    return
 
     def _open(self) -> Any:
         import psycopg
