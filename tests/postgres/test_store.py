@@ -175,3 +175,21 @@ def test_one_store_in_one_event_loop_after_another(postgres_url: str) -> None:
     started = time.monotonic()
     assert anyio.run(second) == "approved"
     assert time.monotonic() - started < 5.0
+
+
+async def test_connections_the_server_ended_are_replaced(postgres_url: str) -> None:
+    """The server ended every pooled connection while idle (a restart, a failover, an idle
+    timeout): the next decision and its use still work instead of failing once per
+    connection in the pool."""
+    store = PostgresApprovalStore(postgres_url, min_size=3)
+    request = make_request(Clock(time.time()))
+    await store.put(request)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    assert len(ended) >= 1
+    await store.resolve(request.id, ApprovalDecision(approved=True, by="ana"))
+    assert (await store.consume(request.id)).status == "consumed"
+    await store.close()

@@ -100,8 +100,30 @@ class AsyncDatabase:
         """A connection from the pool (autocommit; use ``conn.transaction()`` for more than
         one statement)."""
         pool = await self.pool()
-        async with pool.connection() as conn:
+        conn = await self._working(pool)
+        try:
             yield conn
+        finally:
+            await pool.putconn(conn)
+
+    async def _working(self, pool: Any) -> Any:
+        """A connection of ``pool`` that answers. Those the server ended while they sat in the
+        pool (a restart, a failover, an idle timeout) are dropped and replaced at once, every
+        idle one together, instead of failing one call each (psycopg-pool's own ``check``
+        waits longer after each dead connection, past ``timeout`` with a few of them)."""
+        import psycopg
+
+        conn = await pool.getconn()
+        try:
+            await conn.execute("")
+        except psycopg.OperationalError:
+            await pool.putconn(conn)  # broken: the pool discards it
+            await pool.check()  # every idle connection the server ended goes too
+            return await pool.getconn()
+        except BaseException:
+            await pool.putconn(conn)
+            raise
+        return conn
 
     async def connect(self) -> Any:
         """A new connection of its own (for ``LISTEN``), outside the pool."""
