@@ -158,11 +158,24 @@ class SyncDatabase:
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """The connection, held alone for the ``with`` block."""
+        """The connection, held alone for the ``with`` block; one the server ended while it
+        was idle (a restart, a failover, an idle timeout) is replaced first."""
         with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = self._open()
-            yield self._conn
+            yield self._working(check=True)
+
+    def _working(self, *, check: bool) -> Any:
+        """The connection, opened again if it broke; with ``check``, one that answers."""
+        import psycopg
+
+        conn = self._conn
+        if check and conn is not None and not conn.closed and not conn.broken:
+            try:
+                conn.execute("")
+            except psycopg.OperationalError:
+                conn.close()
+        if conn is None or conn.closed or conn.broken:
+            self._conn = conn = self._open()
+        return conn
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -176,22 +189,22 @@ class SyncDatabase:
 
         with self._lock:
             for attempt in range(2):
-                with self.connection() as conn:
-                    try:
-                        conn.execute("BEGIN")
-                    except psycopg.OperationalError:
-                        if attempt or not conn.broken:
-                            raise
-                        continue
-                    try:
-                        yield conn
-                    except BaseException:
-                        if not conn.broken:
-                            with suppress(psycopg.Error):
-                                conn.execute("ROLLBACK")
+                conn = self._working(check=False)  # a dead one fails at BEGIN: no round trip
+                try:
+                    conn.execute("BEGIN")
+                except psycopg.OperationalError:
+                    if attempt or not conn.broken:
                         raise
-                    conn.execute("COMMIT")
-                    return
+                    continue
+                try:
+                    yield conn
+                except BaseException:
+                    if not conn.broken:
+                        with suppress(psycopg.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return
 
     def _open(self) -> Any:
         import psycopg
