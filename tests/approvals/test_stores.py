@@ -181,6 +181,18 @@ async def test_remote_rules_keep_server_and_fingerprint(store: ApprovalStore) ->
         await store.add_always_rule("gh.search", project="")
 
 
+async def test_an_empty_server_or_fingerprint_is_refused(store: ApprovalStore) -> None:
+    """A remote rule with an empty server and fingerprint is refused by every store: SQLite
+    and PostgreSQL read it back as a local rule (no server), the memory store as a remote one,
+    so the same call recorded a different scope depending on the store."""
+    for server, fingerprint in (("", ""), ("gh", ""), ("", "f1")):
+        with pytest.raises(ValueError, match="server"):
+            await store.add_always_rule(
+                "gh.search", project="/p", server=server, fingerprint=fingerprint
+            )
+    assert await store.always_rules() == []
+
+
 async def test_remove_by_id_leaves_the_same_rule_elsewhere(store: ApprovalStore) -> None:
     """Revoking by id removes that record only; by text, only within the project given."""
     one = await store.add_always_rule("shell(exec:make)", project="/one")
