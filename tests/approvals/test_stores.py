@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import anyio
 import pytest
 
@@ -274,3 +277,45 @@ async def test_find_approved_picks_its_call_among_many_approved(
     key = (request.tool, request.spec_fingerprint, request.arguments_hash, None)
     assert await store.find_approved(*key) == request
     assert await store.find_approved(*key[:3], "s1") is None
+
+
+async def test_ids_with_a_nul_character_work_in_every_store(
+    store: ApprovalStore, clock: Clock
+) -> None:
+    """A call id, session id or project may hold any text (a model or an MCP client chooses
+    the first two): every store keeps and finds it, PostgreSQL (whose text cannot hold NUL)
+    as well as memory and SQLite, and it never matches the same text without the NUL."""
+    made = make_request(clock, session="s\x00")
+    request = dataclasses.replace(
+        made, call=dataclasses.replace(made.call, id="c\x00"), project="/p\x00"
+    )
+    await store.put(request)
+    assert (await store.get(request.id)).request == request
+    found = await store.find_by_call("c\x00", session_id="s\x00", project="/p\x00")
+    assert found is not None and found.request.id == request.id
+    assert await store.find_by_call("c", session_id="s", project="/p") is None
+    assert await store.find_by_call("c", session_id="s\x00", project="/p\x00") is None
+    assert await store.find_by_call("c\x00", session_id="s\x00", project="/p") is None
+    await store.resolve(request.id, ApprovalDecision(approved=True, by="ana"))
+    approved = await store.find_approved(
+        request.tool,
+        request.spec_fingerprint,
+        request.arguments_hash,
+        "s\x00",
+        project="/p\x00",
+    )
+    assert approved == request
+    await store.grant_session("s\x00", "fs.write", "f", project="/p\x00")
+    assert await store.has_session_grant("s\x00", "fs.write", "f", project="/p\x00")
+    assert not await store.has_session_grant("s", "fs.write", "f", project="/p")
+    await store.revoke_session("s\x00")
+    assert not await store.has_session_grant("s\x00", "fs.write", "f", project="/p\x00")
+    assert await store.count_call("k\x00", limit=1, window=None, now=clock()) is None
+    assert await store.count_call("k", limit=1, window=None, now=clock()) is None
+    assert await store.count_call("k\x00", limit=1, window=None, now=clock()) == math.inf
+    rule = await store.add_always_rule("fs.write", project="/p\x00")
+    assert rule.project == "/p\x00"
+    assert await store.always_rules("/p\x00") == [rule]
+    assert await store.remove_always_rule("fs.write", project="/p\x00") == [rule]
+    await store.put_interrupt("i\x00", {"a": "\x00"}, clock() + 60)
+    assert await store.take_interrupt("i\x00") == {"a": "\x00"}

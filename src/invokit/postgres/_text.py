@@ -7,12 +7,17 @@ make a write fail (and take other records with it) or match another one."""
 from __future__ import annotations
 
 import json
+from typing import overload
 
 MARK = "\uffff"
 """Starts a kept text that is the JSON form of the real one (a noncharacter: no real text
 starts with it, and one that does is kept in JSON form too)."""
 
 
+@overload
+def stored(value: str) -> str: ...
+@overload
+def stored(value: str | None) -> str | None: ...
 def stored(value: str | None) -> str | None:
     """``value`` as its column keeps it."""
     if value is None or type(value) is not str:
@@ -22,6 +27,10 @@ def stored(value: str | None) -> str | None:
     return value
 
 
+@overload
+def loaded(value: str) -> str: ...
+@overload
+def loaded(value: str | None) -> str | None: ...
 def loaded(value: str | None) -> str | None:
     """The text a column keeps as ``value`` (what :func:`stored` made of it)."""
     if value is None or not value.startswith(MARK):
