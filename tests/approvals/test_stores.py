@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import anyio
 import pytest
 
@@ -181,6 +184,18 @@ async def test_remote_rules_keep_server_and_fingerprint(store: ApprovalStore) ->
         await store.add_always_rule("gh.search", project="")
 
 
+async def test_an_empty_server_or_fingerprint_is_refused(store: ApprovalStore) -> None:
+    """A remote rule with an empty server and fingerprint is refused by every store: SQLite
+    and PostgreSQL read it back as a local rule (no server), the memory store as a remote one,
+    so the same call recorded a different scope depending on the store."""
+    for server, fingerprint in (("", ""), ("gh", ""), ("", "f1")):
+        with pytest.raises(ValueError, match="server"):
+            await store.add_always_rule(
+                "gh.search", project="/p", server=server, fingerprint=fingerprint
+            )
+    assert await store.always_rules() == []
+
+
 async def test_remove_by_id_leaves_the_same_rule_elsewhere(store: ApprovalStore) -> None:
     """Revoking by id removes that record only; by text, only within the project given."""
     one = await store.add_always_rule("shell(exec:make)", project="/one")
@@ -262,3 +277,45 @@ async def test_find_approved_picks_its_call_among_many_approved(
     key = (request.tool, request.spec_fingerprint, request.arguments_hash, None)
     assert await store.find_approved(*key) == request
     assert await store.find_approved(*key[:3], "s1") is None
+
+
+async def test_ids_with_a_nul_character_work_in_every_store(
+    store: ApprovalStore, clock: Clock
+) -> None:
+    """A call id, session id or project may hold any text (a model or an MCP client chooses
+    the first two): every store keeps and finds it, PostgreSQL (whose text cannot hold NUL)
+    as well as memory and SQLite, and it never matches the same text without the NUL."""
+    made = make_request(clock, session="s\x00")
+    request = dataclasses.replace(
+        made, call=dataclasses.replace(made.call, id="c\x00"), project="/p\x00"
+    )
+    await store.put(request)
+    assert (await store.get(request.id)).request == request
+    found = await store.find_by_call("c\x00", session_id="s\x00", project="/p\x00")
+    assert found is not None and found.request.id == request.id
+    assert await store.find_by_call("c", session_id="s", project="/p") is None
+    assert await store.find_by_call("c", session_id="s\x00", project="/p\x00") is None
+    assert await store.find_by_call("c\x00", session_id="s\x00", project="/p") is None
+    await store.resolve(request.id, ApprovalDecision(approved=True, by="ana"))
+    approved = await store.find_approved(
+        request.tool,
+        request.spec_fingerprint,
+        request.arguments_hash,
+        "s\x00",
+        project="/p\x00",
+    )
+    assert approved == request
+    await store.grant_session("s\x00", "fs.write", "f", project="/p\x00")
+    assert await store.has_session_grant("s\x00", "fs.write", "f", project="/p\x00")
+    assert not await store.has_session_grant("s", "fs.write", "f", project="/p")
+    await store.revoke_session("s\x00")
+    assert not await store.has_session_grant("s\x00", "fs.write", "f", project="/p\x00")
+    assert await store.count_call("k\x00", limit=1, window=None, now=clock()) is None
+    assert await store.count_call("k", limit=1, window=None, now=clock()) is None
+    assert await store.count_call("k\x00", limit=1, window=None, now=clock()) == math.inf
+    rule = await store.add_always_rule("fs.write", project="/p\x00")
+    assert rule.project == "/p\x00"
+    assert await store.always_rules("/p\x00") == [rule]
+    assert await store.remove_always_rule("fs.write", project="/p\x00") == [rule]
+    await store.put_interrupt("i\x00", {"a": "\x00"}, clock() + 60)
+    assert await store.take_interrupt("i\x00") == {"a": "\x00"}

@@ -4,6 +4,7 @@ written in the transaction that makes it, once."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import psycopg
 import pytest
@@ -142,3 +143,48 @@ async def test_a_record_handed_to_the_store_is_the_one_written(postgres_url: str
     assert records[0]["data"]["root"] == "/p"
     sink.close()
     await store.close()
+
+
+def _terminate_others(url: str) -> int:
+    """End every other session on the test database, as a server restart or an idle-session
+    timeout would; how many."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_durable_record_survives_a_dropped_connection(postgres_url: str) -> None:
+    """The server ended the sink's idle connection (restart, failover, idle timeout): the
+    next durable record is still written, on a new connection, not dropped with a warning."""
+    sink = PostgresAuditSink(postgres_url)
+    sink.emit(_event("approval_requested", "c1", id="apr_1"))
+    assert _terminate_others(postgres_url) >= 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sink.emit(_event("approval_requested", "c2", id="apr_2"))
+    assert [r["call_id"] for r in sink.records(type="approval_requested")] == ["c1", "c2"]
+    sink.close()
+
+
+def test_a_nul_in_a_tool_name_loses_no_record(postgres_url: str) -> None:
+    """A malicious MCP server names a tool with a NUL (or a client sends such a session id):
+    its events are recorded with the name intact, and the other events written in the same
+    batch (another call's approval decision among them) are not lost with them."""
+    sink = PostgresAuditSink(postgres_url, flush_interval=60)
+    evil = Event(
+        type="started", call_id="c\x00", tool="evil\x00", time=time.time(), session_id="s\x00"
+    )
+    sink.emit(evil)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sink.emit(_event("approval_resolved", "c2", id="apr_2", verdict="approve"))
+    records = sink.records()
+    assert [(r["type"], r["call_id"], r["tool"], r["session_id"]) for r in records] == [
+        ("started", "c\x00", "evil\x00", "s\x00"),
+        ("approval_resolved", "c2", "fs.write", "s1"),
+    ]
+    assert [r["call_id"] for r in sink.records("c\x00", tool="evil\x00")] == ["c\x00"]
+    sink.close()

@@ -119,3 +119,25 @@ def test_a_pin_of_one_replica_is_seen_by_another(postgres_url: str) -> None:
     assert one.get("gh", "search") is None
     one.close()
     two.close()
+
+
+def test_spills_and_pins_survive_a_dropped_connection(postgres_url: str) -> None:
+    """The server ended the stores' idle connections (a restart, a failover, an idle timeout):
+    the next spill, read and pin lookup work on a new connection instead of failing once."""
+    import psycopg
+
+    spills = PostgresArtifactStore(postgres_url)
+    pins = PostgresPinStore(postgres_url)
+    handle = spills.put("kept")
+    pins.trust("srv", "read", "f1")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert spills.get(handle) == "kept"
+    assert spills.get(spills.put("new")) == "new"
+    pin = pins.get("srv", "read")
+    assert pin is not None and pin.fingerprint == "f1"
+    spills.close()
+    pins.close()

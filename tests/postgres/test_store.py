@@ -92,6 +92,35 @@ def test_urls_are_recognised_and_masked() -> None:
     assert masked_url("postgresql://ana@db/app") == "postgresql://ana@db/app"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "POSTGRESQL://ana:hunter2@db/app",  # accepted as PostgreSQL, refused by libpq
+        "Postgres://ana:hunter2@db/app",
+        "postgresql://ana:hunt@er2@db/app",  # an unencoded @ or / in the password
+        "postgresql://ana:hunt/er2@db/app",
+        "postgresql://ana@db/app?pass%77ord=hunter2",  # libpq decodes the key: a password
+        "postgresql://ana@db/app?%70assword=hunter2",
+        "postgresql://ana@db/app?sslpassword=hunter2",  # the client key's passphrase
+        "postgresql://ana@db/app?sslmode=require&SSLPASSWORD=hunter2",
+    ],
+)
+def test_a_password_in_any_spelling_is_masked(url: str) -> None:
+    """Whatever spelling libpq (or the URL parser) reads a secret from, neither the masked URL
+    nor the repr nor the error for an unusable URL shows it."""
+    assert "hunter2" not in masked_url(url)
+    assert "er2" not in masked_url(url)
+    shown: list[str] = []
+    try:
+        sink = PostgresAuditSink(url)
+    except ValueError as exc:
+        shown.append(str(exc))
+    else:
+        shown.append(repr(sink))
+        sink.close()
+    assert "hunter2" not in shown[0] and "er2" not in shown[0]
+
+
 async def test_a_password_is_never_shown(postgres_server: object, tmp_path: object) -> None:
     """Neither the repr nor the error for an unreachable server shows the password."""
     url = f"postgresql://ana:hunter2@/nodb?host={tmp_path}&port=1"
@@ -146,3 +175,21 @@ def test_one_store_in_one_event_loop_after_another(postgres_url: str) -> None:
     started = time.monotonic()
     assert anyio.run(second) == "approved"
     assert time.monotonic() - started < 5.0
+
+
+async def test_connections_the_server_ended_are_replaced(postgres_url: str) -> None:
+    """The server ended every pooled connection while idle (a restart, a failover, an idle
+    timeout): the next decision and its use still work instead of failing once per
+    connection in the pool."""
+    store = PostgresApprovalStore(postgres_url, min_size=3)
+    request = make_request(Clock(time.time()))
+    await store.put(request)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    assert len(ended) >= 1
+    await store.resolve(request.id, ApprovalDecision(approved=True, by="ana"))
+    assert (await store.consume(request.id)).status == "consumed"
+    await store.close()

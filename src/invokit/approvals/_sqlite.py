@@ -169,6 +169,11 @@ def _grants_with_project(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE session_grants_v1")
 
 
+def _cut(text: str | None) -> str | None:
+    """``text`` up to its first NUL: what SQLite's ``json_extract`` returns for it."""
+    return None if text is None else text.partition("\x00")[0]
+
+
 def _standing(row: tuple[Any, ...]) -> StandingRule:
     rule_id, rule, project, server, fingerprint, created_at, by = row
     return StandingRule(
@@ -471,13 +476,20 @@ class SqliteApprovalStore:
     ) -> ApprovalRecord | None:
         def select(conn: sqlite3.Connection) -> ApprovalRecord | None:
             # The expression is the index's (approvals_call): one index seek per lookup.
-            row = conn.execute(
-                "SELECT id FROM approvals WHERE json_extract(request, '$.call.id') = ? "
-                "AND session_id IS ? AND json_extract(request, '$.project') IS ? "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                (call_id, session_id, project),
-            ).fetchone()
-            return None if row is None else self._record(conn, row[0])
+            # json_extract ends a text at a NUL ("c\0x" reads as "c"): the rows found are
+            # candidates, the newest whose request names exactly this call is the answer.
+            rows = conn.execute(
+                "SELECT id FROM approvals WHERE json_extract(request, '$.call.id') IN (?, ?) "
+                "AND session_id IS ? AND (json_extract(request, '$.project') IS ? "
+                "OR json_extract(request, '$.project') IS ?) "
+                "ORDER BY created_at DESC, rowid DESC",
+                (call_id, _cut(call_id), session_id, project, _cut(project)),
+            )
+            for (approval_id,) in rows:
+                record = self._record(conn, approval_id)
+                if record.request.call.id == call_id and record.request.project == project:
+                    return record
+            return None
 
         return await self._run(select)
 

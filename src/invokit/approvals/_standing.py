@@ -85,7 +85,9 @@ def check_scope(project: str, server: str | None, fingerprint: str | None) -> No
     """Refuse a scope that could never apply, or that would apply too widely."""
     if not isinstance(project, str) or not project:
         raise ValueError("a standing rule needs a project (a non-empty string)")
-    if (server is None) != (fingerprint is None):
+    if (server is None) != (fingerprint is None) or "" in (server, fingerprint):
+        # An empty one is refused too: a store that keeps "no server" as "" would read it
+        # back as a rule for local tools.
         raise ValueError(
             "a standing rule for a remote tool needs both its server and its pinned fingerprint"
         )

@@ -38,6 +38,7 @@ from invokit.exceptions import ApprovalNotFound
 from invokit.execution._events import Event
 from invokit.postgres._audit import insert_events
 from invokit.postgres._pool import AsyncDatabase
+from invokit.postgres._text import loaded, stored
 
 CHANNEL = "invokit_approvals"
 """The ``LISTEN``/``NOTIFY`` channel a decision is announced on (the payload is its id)."""
@@ -52,13 +53,13 @@ _RULE = "id, rule, project, server, fingerprint, created_at, by"
 def _standing(row: tuple[Any, ...]) -> StandingRule:
     rule_id, rule, project, server, fingerprint, created_at, by = row
     return StandingRule(
-        id=rule_id,
-        rule=rule,
-        project=project,
-        server=server or None,
-        fingerprint=fingerprint or None,
+        id=loaded(rule_id),
+        rule=loaded(rule),
+        project=loaded(project),
+        server=loaded(server) or None,
+        fingerprint=loaded(fingerprint) or None,
         created_at=created_at,
-        by=by,
+        by=loaded(by),
     )
 
 
@@ -161,13 +162,13 @@ class PostgresApprovalStore:
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s) "
                 "ON CONFLICT (id) DO NOTHING",
                 (
-                    request.id,
-                    request.tool,
-                    request.call.id,
-                    request.session_id,
-                    request.project,
-                    request.spec_fingerprint,
-                    request.arguments_hash,
+                    stored(request.id),
+                    stored(request.tool),
+                    stored(request.call.id),
+                    stored(request.session_id),
+                    stored(request.project),
+                    stored(request.spec_fingerprint),
+                    stored(request.arguments_hash),
                     json.dumps(request.to_dict()),
                     request.created_at,
                     request.expires_at,
@@ -182,7 +183,7 @@ class PostgresApprovalStore:
 
     async def _get(self, conn: Any, approval_id: str) -> ApprovalRecord:
         cursor = await conn.execute(
-            f"SELECT {_RECORD} FROM invokit_approvals WHERE id = %s", (approval_id,)
+            f"SELECT {_RECORD} FROM invokit_approvals WHERE id = %s", (stored(approval_id),)
         )
         row = await cursor.fetchone()
         if row is None:
@@ -195,7 +196,7 @@ class PostgresApprovalStore:
         """Pending becomes approved or denied; anything else raises. The ``approval_resolved``
         record (``audit``, else one the store makes) is written in the same transaction."""
         status = "approved" if decision.approved else "denied"
-        stored = json.dumps(decision.to_dict(include_credentials=True))
+        decided = json.dumps(decision.to_dict(include_credentials=True))
         now = self._clock()
         async with self._db.connection() as conn:
             async with conn.transaction():
@@ -203,7 +204,7 @@ class PostgresApprovalStore:
                     "UPDATE invokit_approvals SET status = %s, decision = %s, resolved_at = %s "
                     "WHERE id = %s AND status = 'pending' AND expires_at > %s "
                     f"RETURNING {_RECORD}",
-                    (status, stored, now, approval_id, now),
+                    (status, decided, now, stored(approval_id), now),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -220,7 +221,7 @@ class PostgresApprovalStore:
                     "UPDATE invokit_approvals SET status = 'consumed', consumed_at = %s "
                     "WHERE id = %s AND status = 'approved' AND expires_at > %s "
                     f"RETURNING {_RECORD}",
-                    (now, approval_id, now),
+                    (now, stored(approval_id), now),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -234,7 +235,7 @@ class PostgresApprovalStore:
     ) -> ApprovalRecord:
         """Pending or approved (unused) becomes denied, with its audit record, atomically; a
         denied record stays; :class:`ApprovalAlreadyUsed` when the call already ran."""
-        stored = json.dumps(decision.to_dict(include_credentials=False))
+        decided = json.dumps(decision.to_dict(include_credentials=False))
         now = self._clock()
         async with self._db.connection() as conn:
             async with conn.transaction():
@@ -242,7 +243,7 @@ class PostgresApprovalStore:
                     "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
                     "resolved_at = %s WHERE id = %s AND status IN ('pending', 'approved') "
                     f"RETURNING {_RECORD}",
-                    (stored, now, approval_id),
+                    (decided, now, stored(approval_id)),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -333,7 +334,7 @@ class PostgresApprovalStore:
             cursor = await conn.execute(
                 "INSERT INTO invokit_interrupts (id, data, created_at, expires_at) "
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                (interrupt_id, json.dumps(data), self._clock(), expires_at),
+                (stored(interrupt_id), json.dumps(data), self._clock(), expires_at),
             )
             if cursor.rowcount != 1:
                 raise ValueError(f"interrupt {interrupt_id} is already stored")
@@ -344,14 +345,14 @@ class PostgresApprovalStore:
             cursor = await conn.execute(
                 "UPDATE invokit_interrupts SET taken_at = %s "
                 "WHERE id = %s AND taken_at IS NULL AND expires_at > %s RETURNING data",
-                (now, interrupt_id, now),
+                (now, stored(interrupt_id), now),
             )
             row = await cursor.fetchone()
             if row is not None:
                 data: dict[str, Any] = json.loads(row[0])
                 return data
             cursor = await conn.execute(
-                "SELECT taken_at FROM invokit_interrupts WHERE id = %s", (interrupt_id,)
+                "SELECT taken_at FROM invokit_interrupts WHERE id = %s", (stored(interrupt_id),)
             )
             found = await cursor.fetchone()
         if found is None:
@@ -385,7 +386,14 @@ class PostgresApprovalStore:
                 "AND tool = %s AND arguments_hash = %s AND spec_fingerprint = %s "
                 "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
                 "AND expires_at > %s ORDER BY created_at, id",
-                (tool, arguments_hash, spec_fingerprint, session_id, project, self._clock()),
+                (
+                    stored(tool),
+                    stored(arguments_hash),
+                    stored(spec_fingerprint),
+                    stored(session_id),
+                    stored(project),
+                    self._clock(),
+                ),
             )
             rows = await cursor.fetchall()
         for row in rows:
@@ -404,7 +412,7 @@ class PostgresApprovalStore:
                 f"SELECT {_RECORD} FROM invokit_approvals WHERE call_id = %s "
                 "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
                 "ORDER BY created_at DESC, seq DESC LIMIT 1",
-                (call_id, session_id, project),
+                (stored(call_id), stored(session_id), stored(project)),
             )
             row = await cursor.fetchone()
         return None if row is None else self._record(row)
@@ -416,6 +424,7 @@ class PostgresApprovalStore:
         ``window`` seconds; ever when ``None``): ``None`` when recorded, else when the next
         call will be allowed (``math.inf``: never). A transaction-scoped advisory lock on the
         key makes the count and the insert one step across every process."""
+        key = stored(key)
         async with self._db.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
             if window is not None:
@@ -451,7 +460,13 @@ class PostgresApprovalStore:
             await conn.execute(
                 "INSERT INTO invokit_session_grants (session_id, tool, spec_fingerprint, "
                 "project, granted_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (session_id, tool, spec_fingerprint, project, self._clock()),
+                (
+                    stored(session_id),
+                    stored(tool),
+                    stored(spec_fingerprint),
+                    stored(project),
+                    self._clock(),
+                ),
             )
 
     async def has_session_grant(
@@ -461,7 +476,7 @@ class PostgresApprovalStore:
             cursor = await conn.execute(
                 "SELECT 1 FROM invokit_session_grants WHERE session_id = %s AND tool = %s "
                 "AND spec_fingerprint = %s AND project IS NOT DISTINCT FROM %s",
-                (session_id, tool, spec_fingerprint, project),
+                (stored(session_id), stored(tool), stored(spec_fingerprint), stored(project)),
             )
             return await cursor.fetchone() is not None
 
@@ -469,7 +484,7 @@ class PostgresApprovalStore:
         """Forget every grant of ``session_id``."""
         async with self._db.connection() as conn:
             await conn.execute(
-                "DELETE FROM invokit_session_grants WHERE session_id = %s", (session_id,)
+                "DELETE FROM invokit_session_grants WHERE session_id = %s", (stored(session_id),)
             )
 
     async def add_always_rule(
@@ -491,12 +506,12 @@ class PostgresApprovalStore:
             created_at=self._clock(),
             by=by,
         )
-        scope = (text, project, server or "", fingerprint or "")
+        scope = (stored(text), stored(project), stored(server or ""), stored(fingerprint or ""))
         async with self._db.connection() as conn:
             await conn.execute(
                 f"INSERT INTO invokit_standing_rules ({_RULE}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (record.id, *scope, record.created_at, by),
+                (record.id, *scope, record.created_at, stored(by)),
             )
             cursor = await conn.execute(
                 f"SELECT {_RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
@@ -514,14 +529,14 @@ class PostgresApprovalStore:
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {_RULE}, seq",
-                (rule,),
+                (stored(rule),),
             )
             rows = await cursor.fetchall()
             if not rows:
                 cursor = await conn.execute(
                     "DELETE FROM invokit_standing_rules WHERE rule = %s "
                     f"AND (%s::text IS NULL OR project = %s) RETURNING {_RULE}, seq",
-                    (rule, project, project),
+                    (stored(rule), stored(project), stored(project)),
                 )
                 rows = await cursor.fetchall()
         rows.sort(key=lambda row: (row[5], row[7]))
@@ -532,7 +547,7 @@ class PostgresApprovalStore:
             cursor = await conn.execute(
                 f"SELECT {_RULE} FROM invokit_standing_rules "
                 "WHERE %s::text IS NULL OR project = %s ORDER BY created_at, seq",
-                (project, project),
+                (stored(project), stored(project)),
             )
             rows = await cursor.fetchall()
         return [_standing(row) for row in rows]

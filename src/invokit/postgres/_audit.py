@@ -20,6 +20,7 @@ from invokit.execution._audit_buffer import (
 )
 from invokit.execution._events import Event, text_field
 from invokit.postgres._pool import SyncDatabase
+from invokit.postgres._text import loaded, stored
 
 _INSERT = (
     "INSERT INTO invokit_audit_events (time, type, call_id, tool, session_id, data, "
@@ -49,12 +50,12 @@ def _data(event: Event) -> str:
 def _row(event: Event) -> tuple[Any, ...]:
     return (
         event.time if isinstance(event.time, int | float) else None,
-        text_field(event.type),
-        text_field(event.call_id),
-        text_field(event.tool),
-        text_field(event.session_id),
+        stored(text_field(event.type)),
+        stored(text_field(event.call_id)),
+        stored(text_field(event.tool)),
+        stored(text_field(event.session_id)),
         _data(event),
-        decision_key(event),
+        stored(decision_key(event)),
     )
 
 
@@ -102,7 +103,7 @@ class PostgresAuditSink(BufferedSink):
 
     def _write(self, events: list[Event]) -> None:
         rows = [_row(event) for event in events]
-        with self._db.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+        with self._db.transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(_INSERT, rows)
 
     def _release(self) -> None:
@@ -129,7 +130,7 @@ class PostgresAuditSink(BufferedSink):
         ):
             if value is not None:
                 where.append(f"{column} = %s")
-                params.append(value)
+                params.append(stored(value))
         sql = "SELECT id, time, type, call_id, tool, session_id, data FROM invokit_audit_events"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -140,10 +141,10 @@ class PostgresAuditSink(BufferedSink):
             {
                 "id": row[0],
                 "time": row[1],
-                "type": row[2],
-                "call_id": row[3],
-                "tool": row[4],
-                "session_id": row[5],
+                "type": loaded(row[2]),
+                "call_id": loaded(row[3]),
+                "tool": loaded(row[4]),
+                "session_id": loaded(row[5]),
                 "data": json.loads(row[6]),
             }
             for row in rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from invokit.exceptions import MissingExtra
@@ -100,8 +100,30 @@ class AsyncDatabase:
         """A connection from the pool (autocommit; use ``conn.transaction()`` for more than
         one statement)."""
         pool = await self.pool()
-        async with pool.connection() as conn:
+        conn = await self._working(pool)
+        try:
             yield conn
+        finally:
+            await pool.putconn(conn)
+
+    async def _working(self, pool: Any) -> Any:
+        """A connection of ``pool`` that answers. Those the server ended while they sat in the
+        pool (a restart, a failover, an idle timeout) are dropped and replaced at once, every
+        idle one together, instead of failing one call each (psycopg-pool's own ``check``
+        waits longer after each dead connection, past ``timeout`` with a few of them)."""
+        import psycopg
+
+        conn = await pool.getconn()
+        try:
+            await conn.execute("")
+        except psycopg.OperationalError:
+            await pool.putconn(conn)  # broken: the pool discards it
+            await pool.check()  # every idle connection the server ended goes too
+            return await pool.getconn()
+        except BaseException:
+            await pool.putconn(conn)
+            raise
+        return conn
 
     async def connect(self) -> Any:
         """A new connection of its own (for ``LISTEN``), outside the pool."""
@@ -136,11 +158,53 @@ class SyncDatabase:
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """The connection, held alone for the ``with`` block."""
+        """The connection, held alone for the ``with`` block; one the server ended while it
+        was idle (a restart, a failover, an idle timeout) is replaced first."""
         with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = self._open()
-            yield self._conn
+            yield self._working(check=True)
+
+    def _working(self, *, check: bool) -> Any:
+        """The connection, opened again if it broke; with ``check``, one that answers."""
+        import psycopg
+
+        conn = self._conn
+        if check and conn is not None and not conn.closed and not conn.broken:
+            try:
+                conn.execute("")
+            except psycopg.OperationalError:
+                conn.close()
+        if conn is None or conn.closed or conn.broken:
+            self._conn = conn = self._open()
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """The connection, held alone, in a transaction committed at the end of the block.
+
+        A connection the server ended while it was idle (a restart, a failover, an idle
+        timeout) fails at ``BEGIN``, before anything is written: it is replaced by a new one
+        and the transaction starts there, so what the block writes is neither lost nor written
+        twice."""
+        import psycopg
+
+        with self._lock:
+            for attempt in range(2):
+                conn = self._working(check=False)  # a dead one fails at BEGIN: no round trip
+                try:
+                    conn.execute("BEGIN")
+                except psycopg.OperationalError:
+                    if attempt or not conn.broken:
+                        raise
+                    continue
+                try:
+                    yield conn
+                except BaseException:
+                    if not conn.broken:
+                        with suppress(psycopg.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return
 
     def _open(self) -> Any:
         import psycopg

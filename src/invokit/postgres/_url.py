@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 SCHEMES = ("postgresql://", "postgres://")
 MASK = "***"
 
-_PASSWORD_IN_NETLOC = re.compile(r"^(?P<scheme>[a-z]+://)(?P<user>[^:@/]*):(?P<password>[^@/]*)@")
-_PASSWORD_IN_QUERY = re.compile(r"(?P<key>[?&]password=)(?P<password>[^&]*)", re.IGNORECASE)
+# The scheme in any case; the password up to the last "@" before the query, so that one
+# containing an unencoded "@" or "/" is masked whole (over-masking is harmless).
+_PASSWORD_IN_NETLOC = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/?#]*):(?P<password>[^?#]*)@", re.IGNORECASE
+)
+_QUERY_PARAMETER = re.compile(r"(?P<key>[?&][^=&#]*=)(?P<value>[^&#]*)")
+
+
+def _secret_key(key: str) -> bool:
+    """Whether a query parameter is a secret as libpq reads it: the key percent-decoded
+    (``pass%77ord``), any case; ``password`` and ``sslpassword``."""
+    return "password" in unquote(key).lower()
 
 
 def is_postgres_url(text: str) -> bool:
@@ -18,10 +28,13 @@ def is_postgres_url(text: str) -> bool:
 
 
 def masked_url(url: str) -> str:
-    """``url`` with any password (``user:PASSWORD@`` or ``?password=``) replaced by ``***``:
-    what banners, reprs and errors show."""
+    """``url`` with any password (``user:PASSWORD@``, ``?password=``, ``?sslpassword=``, in
+    any case or percent-encoding libpq accepts) replaced by ``***``: what banners, reprs and
+    errors show."""
     url = _PASSWORD_IN_NETLOC.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", url, count=1)
-    return _PASSWORD_IN_QUERY.sub(lambda m: f"{m['key']}{MASK}", url)
+    return _QUERY_PARAMETER.sub(
+        lambda m: f"{m['key']}{MASK}" if _secret_key(m["key"]) else m[0], url
+    )
 
 
 def check_url(url: str) -> str:
