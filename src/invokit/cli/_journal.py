@@ -30,22 +30,6 @@ if TYPE_CHECKING:
 
 TABLE = "invokit_executions"
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS {TABLE} (
-    id text PRIMARY KEY,
-    replica text NOT NULL,
-    lock_key bigint NOT NULL,
-    call_id text NOT NULL,
-    tool text NOT NULL,
-    session_id text,
-    project text,
-    started_at double precision NOT NULL,
-    ended_at double precision,
-    outcome text
-);
-CREATE INDEX IF NOT EXISTS {TABLE}_open ON {TABLE} (replica) WHERE ended_at IS NULL;
-"""
-
 
 class NoJournal:
     """The journal of a state that keeps none."""
@@ -79,10 +63,10 @@ class Journal:
         import psycopg
         from psycopg_pool import AsyncConnectionPool
 
+        from invokit.postgres._schema import migrate
+
         holder = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
-        async with holder.transaction():
-            await holder.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
-            await holder.execute(_SCHEMA)
+        await migrate(holder)  # the table is part of invokit's versioned schema
         row = await (
             await holder.execute("SELECT hashtextextended(%s, 0)", (self.replica,))
         ).fetchone()

@@ -45,19 +45,14 @@ def database_token(state: State, root: Path, *, rotate: bool = False) -> str:
     import psycopg
 
     from invokit.cli._config import ConfigError
+    from invokit.postgres._schema import migrate_sync
 
     assert state.url is not None
     project = str(root.resolve())
     fresh = secrets.token_urlsafe(24)
     try:
-        with psycopg.connect(state.url, connect_timeout=10) as connection:
-            with connection.transaction():
-                # Two replicas creating the table at once would collide in the catalog.
-                connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TOKENS_TABLE,))
-                connection.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TOKENS_TABLE} (project text PRIMARY KEY, "
-                    "token text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())"
-                )
+        with psycopg.connect(state.url, connect_timeout=10, autocommit=True) as connection:
+            migrate_sync(connection)  # the table is part of invokit's versioned schema
             if rotate:
                 connection.execute(
                     f"INSERT INTO {TOKENS_TABLE} (project, token) VALUES (%s, %s) "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The version of the tables this invokit writes."""
 
 MIGRATION_LOCK = 0x696E766F6B6974  # "invokit": the advisory lock key for migrations
@@ -103,7 +103,31 @@ _V1 = [
     )""",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {1: _V1}
+_V2 = [
+    # invokit serve's per-project HTTP token, one for every replica.
+    """CREATE TABLE invokit_serve_tokens (
+        project text PRIMARY KEY,
+        token text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+    )""",
+    # The replicas' journal of calls started and ended (a replica that died leaves its calls
+    # open, its advisory lock freed).
+    """CREATE TABLE invokit_executions (
+        id text PRIMARY KEY,
+        replica text NOT NULL,
+        lock_key bigint NOT NULL,
+        call_id text NOT NULL,
+        tool text NOT NULL,
+        session_id text,
+        project text,
+        started_at double precision NOT NULL,
+        ended_at double precision,
+        outcome text
+    )""",
+    "CREATE INDEX invokit_executions_open ON invokit_executions (replica) WHERE ended_at IS NULL",
+]
+
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2}
 """The statements that bring the tables from version ``n - 1`` to ``n``."""
 
 _CREATE_VERSION = (
