@@ -179,6 +179,19 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
+async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+    """The call runs without the approval it asked for earlier (the policy came to allow it,
+    or a standing grant covers it): that approval, still pending or approved and unused, is
+    withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
+    approval this run uses, left alone."""
+    record = await earlier(ex, call.id, call.session_id)
+    if record is None or record.status not in ("pending", "approved"):
+        return
+    if used is not None and record.request.id == used.id:
+        return
+    await withdraw(ex, record.request, "the call ran without it")
+
+
 async def ask_approver(
     ex: Executor, request: ApprovalRequest, start: float
 ) -> ApprovalDecision | Failed:

@@ -17,8 +17,8 @@ from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving, _standing
-from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._artifacts import SpillStore
+from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
@@ -194,6 +194,10 @@ class Executor(Reporter):
                 return self._failed(
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
                 )
+            if not prepared.spec.annotations.read_only:
+                # Asked about under another policy (here or in another process): that
+                # approval must not run the call again.
+                await _approving.ran_without(self, call)
             return await self._run(
                 prepared, call, args, None, start, approved=None, decision=settled
             )
@@ -269,6 +273,9 @@ class Executor(Reporter):
                 )
             if not isinstance(granted, bool):
                 approved = granted
+            await _approving.ran_without(self, call, approved)
+        elif approved is None and not prepared.spec.annotations.read_only:
+            await _approving.ran_without(self, call)
         return await self._run(
             prepared, call, args, ctx, start, approved=approved, decision=decision
         )
