@@ -95,3 +95,38 @@ async def test_approved_meanwhile_then_policy_allows_runs_once(
     assert isinstance(late, Failed)
     assert recorder.count("delete") == 1
     await executor.aclose()
+
+
+async def test_a_person_s_no_wins_over_a_session_grant(
+    registry: ToolRegistry, store: ApprovalStore, recorder: Recorder
+) -> None:
+    """A person denies one waiting call and approves another of the same tool for the
+    session; the framework runs the denied call again: it stays denied (as ``check`` says),
+    it does not run under the session grant."""
+    executor = Executor(registry, approvals=store, project=PROJECT)
+    first = _approval(await executor.execute(_call("c1", "a.txt")))
+    second = _approval(await executor.execute(_call("c2", "b.txt")))
+    assert isinstance(await executor.resume(first.id, approve=False, by="ana"), Failed)
+    assert isinstance(await executor.resume(second.id, approve=True, scope="session"), Completed)
+    checked = await executor.check(_call("c1", "a.txt"))
+    again = await executor.execute(_call("c1", "a.txt"))
+    assert checked.action == "deny"
+    assert isinstance(again, Failed)
+    assert again.result.error is not None and again.result.error.kind == "approval_denied"
+    assert recorder.calls == [("delete", {"path": "b.txt"})]
+    await executor.aclose()
+
+
+async def test_check_agrees_with_execute_on_a_waiting_call_under_a_session_grant(
+    registry: ToolRegistry, store: ApprovalStore, recorder: Recorder
+) -> None:
+    """A call still waits when a session grant comes to cover it: ``check`` says what
+    ``execute`` then does (it runs)."""
+    executor = Executor(registry, approvals=store, project=PROJECT)
+    first = _approval(await executor.execute(_call("c1", "a.txt")))
+    _approval(await executor.execute(_call("c2", "b.txt")))
+    assert isinstance(await executor.resume(first.id, approve=True, scope="session"), Completed)
+    checked = await executor.check(_call("c2", "b.txt"))
+    assert checked.action == "allow", checked
+    assert isinstance(await executor.execute(_call("c2", "b.txt")), Completed)
+    await executor.aclose()

@@ -264,6 +264,9 @@ class Executor(Reporter):
             return decided
         decision = decided.decision
         if decision.verdict == "ask" and approved is None:
+            refused = await _approving.denied_before(self, prepared, call, args, start)
+            if refused is not None:  # a person's "no" to this very call: no grant overrides it
+                return refused
             granted = await _approving.standing_grant(
                 self, prepared, call, args, decided.requests, decision
             )
