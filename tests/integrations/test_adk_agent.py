@@ -206,3 +206,21 @@ async def test_a_prefixed_tool_runs_the_invokit_tool_of_its_own_name(executor: E
     events = await run.ask("todo?")
     (response,) = function_responses(events, "notes_read_note")
     assert response.response == {"result": "buy milk"}
+
+
+async def test_a_refusal_wins_over_a_yes_given_elsewhere_that_has_not_run(
+    executor: Executor, notes: Notes
+) -> None:
+    """Approved in the CLI while ADK waits, then refused in ADK: a "no" wins over a "yes"
+    that has not run yet; nothing runs and the model reads the refusal."""
+    from invokit.approvals import ApprovalDecision
+
+    run, confirmation_id, args = await ask_write(executor)
+    approval_id = args["toolConfirmation"]["payload"]["invokit_approval_id"]
+    await executor.approvals.resolve(approval_id, ApprovalDecision.approve(by="bob"))
+    await run.confirm(confirmation_id, {"confirmed": False, "payload": {"reason": "not today"}})
+    assert notes.writes == []
+    (read,) = run.model.function_responses_read()
+    assert read.response is not None
+    assert read.response["kind"] == "approval_denied"
+    assert (await executor.approvals.get(approval_id)).status == "denied"

@@ -201,6 +201,28 @@ async def test_a_no_given_in_invokit_wins_over_a_yes_in_run_state() -> None:
     assert notes.count("write") == 0
 
 
+async def test_a_rejection_withdraws_a_yes_given_elsewhere_that_has_not_run() -> None:
+    """Approved in invokit (the CLI) while the run waits, then rejected in RunState through
+    the tools: a "no" wins over a "yes" that has not run, so the approval can never run (not
+    by an identical call later either)."""
+    from invokit.approvals import ApprovalDecision
+
+    notes = Notes()
+    executor = Executor(notes.registry())
+    tools = InvokitTools(executor)
+    agent = _agent(tools.tools, _model("notes_write", {"name": "b", "text": "beta"}))
+    first = await Runner.run(agent, "write b", run_config=OFFLINE)
+    [waiting] = await executor.approvals.list_pending()
+    await executor.approvals.resolve(waiting.id, ApprovalDecision.approve(by="bob"))
+    state = first.to_state()
+    await tools.reject(state, first.interruptions[0], message="not today", by="ana")
+    await Runner.run(agent, state, run_config=OFFLINE)
+    assert (await executor.approvals.get(waiting.id)).status == "denied"
+    again = ToolCall(id="c9", name="notes.write", arguments={"name": "b", "text": "beta"})
+    assert not isinstance(await executor.execute(again), Completed)
+    assert notes.count("write") == 0
+
+
 # -- openai-agents tools imported into invokit ----------------------------------------------
 
 

@@ -29,7 +29,7 @@ from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, MissingExtra
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
-from invokit.integrations._common import answer_for_another_request
+from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -123,6 +123,13 @@ class InvokitAdkTool(BaseTool):
             arguments=args,
             session_id=tool_context.session.id,
         )
+        confirmation = tool_context.tool_confirmation
+        if confirmation is not None:
+            decided = await approved_elsewhere(self.executor, call.id, call.session_id, call)
+            if decided is not None:
+                # Approved elsewhere while ADK waited: the answer decides first (a "no"
+                # withdraws that "yes"); executing would run it before the answer is read.
+                return _to_adk(await self._resolve(call, decided.id, confirmation))
         started = time.time()
         outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):

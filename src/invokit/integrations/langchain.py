@@ -38,7 +38,7 @@ from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, MissingExtra, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
-from invokit.integrations._common import answer_for_another_request
+from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -129,6 +129,13 @@ async def _call(
         arguments=arguments,
         session_id=_thread_id(runtime),
     )
+    if runtime is not None:
+        decided = await approved_elsewhere(executor, call.id, call.session_id, call)
+        if decided is not None:
+            # Approved elsewhere while the graph waited: the reviewer's answer decides first
+            # (a "no" withdraws that "yes"); executing would run it before the answer is read.
+            answer = interrupt(approval_payload(decided))
+            return _to_langchain(call, await _resolve(executor, call, decided.id, name, answer, by))
     started = time.time()
     outcome = await executor.execute(call)
     if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):

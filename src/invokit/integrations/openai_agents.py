@@ -39,6 +39,7 @@ from invokit.approvals import ApprovalDecision, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.execution._approving import emit_resolved, withdraw
+from invokit.integrations._common import approved_elsewhere
 from invokit.providers import openai as openai_provider
 from invokit.providers._content import flagged_text, texts
 from invokit.registry import ToolRegistry
@@ -227,6 +228,9 @@ class InvokitTools:
             return None
         session = session_id if session_id is not None else self._session_of(None)
         waiting = await self.executor.pending(call_id, session_id=session)
+        if waiting is None and not answer.approved:
+            # Approved elsewhere and not run yet: a "no" wins over that "yes".
+            waiting = await approved_elsewhere(self.executor, call_id, session)
         if waiting is None:
             return None  # not asked by invokit (or decided already): RunState alone decides
         if answer.approved:
