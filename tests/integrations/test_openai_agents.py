@@ -443,3 +443,28 @@ async def test_a_yes_given_after_the_question_expired_runs_nothing() -> None:
     assert second.final_output.startswith("Error (approval_expired): ")
     assert notes.count("write") == 0
     assert await executor.approvals.list_pending() == []
+
+
+async def test_an_imported_tool_s_guardrails_are_not_skipped() -> None:
+    """An input guardrail on an openai-agents tool blocks a call inside openai-agents; it runs
+    only in an openai-agents run, so importing the tool into invokit (which calls
+    ``on_invoke_tool`` directly) would skip it: such a tool is refused, not run unguarded."""
+    from agents import ToolGuardrailFunctionOutput, ToolInputGuardrailData, tool_input_guardrail
+
+    runs: list[str] = []
+
+    @tool_input_guardrail
+    def no_root(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        if '"/' in data.context.tool_arguments:
+            return ToolGuardrailFunctionOutput.reject_content("absolute paths are refused")
+        return ToolGuardrailFunctionOutput.allow()
+
+    @function_tool(tool_input_guardrails=[no_root])
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        runs.append(path)
+        return f"wiped {path}"
+
+    with pytest.raises(InvalidToolDefinition, match="guardrails"):
+        from_openai_agents([wipe])
+    assert runs == []

@@ -279,7 +279,8 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
     invokit error results.
 
     Raises:
-        InvalidToolDefinition: an item is not a ``FunctionTool``.
+        InvalidToolDefinition: an item is not a ``FunctionTool``, or has tool input or output
+            guardrails (they run only inside an openai-agents run).
     """
     return ToolRegistry([_imported(tool) for tool in tools])
 
@@ -287,6 +288,15 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
 def _imported(source: FunctionTool) -> Tool:
     if not isinstance(source, FunctionTool):
         raise InvalidToolDefinition("not an openai-agents FunctionTool", source)
+    if source.tool_input_guardrails or source.tool_output_guardrails:
+        # openai-agents runs them around on_invoke_tool inside its run; called from invokit,
+        # the tool would run unguarded.
+        raise InvalidToolDefinition(
+            "an openai-agents tool with tool guardrails runs them only inside an openai-agents "
+            "run; imported, it would run without them (express them as invokit policy rules)",
+            source,
+            tool=source.name,
+        )
 
     async def invoke(ctx: ToolContext, **arguments: Any) -> Any:
         raw = json.dumps(arguments)
