@@ -468,3 +468,17 @@ async def test_an_imported_tool_s_guardrails_are_not_skipped() -> None:
     with pytest.raises(InvalidToolDefinition, match="guardrails"):
         from_openai_agents([wipe])
     assert runs == []
+
+
+@pytest.mark.parametrize("enabled", [False, lambda ctx, agent: False], ids=["off", "function"])
+def test_a_disabled_agents_tool_is_not_imported_enabled(enabled: Any) -> None:
+    """openai-agents never offers a tool whose is_enabled says no (or decides per run);
+    imported into invokit it would be callable: it is refused."""
+
+    @function_tool(is_enabled=enabled)
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        return f"wiped {path}"
+
+    with pytest.raises(InvalidToolDefinition, match="is_enabled"):
+        from_openai_agents([wipe])

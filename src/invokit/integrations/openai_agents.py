@@ -279,8 +279,9 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
     invokit error results.
 
     Raises:
-        InvalidToolDefinition: an item is not a ``FunctionTool``, or has tool input or output
-            guardrails (they run only inside an openai-agents run).
+        InvalidToolDefinition: an item is not a ``FunctionTool``, has tool input or output
+            guardrails (they run only inside an openai-agents run), or an ``is_enabled``
+            that is not ``True``.
     """
     return ToolRegistry([_imported(tool) for tool in tools])
 
@@ -288,6 +289,15 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
 def _imported(source: FunctionTool) -> Tool:
     if not isinstance(source, FunctionTool):
         raise InvalidToolDefinition("not an openai-agents FunctionTool", source)
+    if source.is_enabled is not True:
+        # openai-agents offers the tool only when is_enabled says so (a function decides per
+        # run); imported, it would always be callable.
+        raise InvalidToolDefinition(
+            "an openai-agents tool whose is_enabled is not True is offered only when its run "
+            "allows it; imported, it would always be callable",
+            source,
+            tool=source.name,
+        )
     if source.tool_input_guardrails or source.tool_output_guardrails:
         # openai-agents runs them around on_invoke_tool inside its run; called from invokit,
         # the tool would run unguarded.
