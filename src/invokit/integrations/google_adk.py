@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._ids import new_id
@@ -121,7 +122,7 @@ class InvokitAdkTool(BaseTool):
             id=tool_context.function_call_id or new_id("adk_"),
             name=self.invokit_name,
             arguments=args,
-            session_id=tool_context.session.id,
+            session_id=_session_of(tool_context),
         )
         confirmation = tool_context.tool_confirmation
         if confirmation is not None:
@@ -170,6 +171,18 @@ class InvokitAdkTool(BaseTool):
             return Failed(
                 ToolResult.failure(call, "approval_unusable", f"The approval cannot be used: {exc}")
             )
+
+
+def _session_of(tool_context: ToolContext) -> str:
+    """The invokit session of an ADK call: ``app/user/session``, each part percent-encoded.
+
+    An ADK session belongs to one user of one app (a client may choose its id), so its id
+    alone would let another user's session of the same id share approvals "for the session".
+    """
+    session = tool_context.session
+    return "/".join(
+        quote(part, safe="") for part in (session.app_name, session.user_id, session.id)
+    )
 
 
 def _hint(request: ApprovalRequest) -> str:
