@@ -15,6 +15,7 @@ SCRIPTS = [
     "bench_executor.py",
     "bench_fs.py",
     "bench_mcp.py",
+    "bench_serve.py",
     "bench_catalog.py",
     "bench_scaling.py",
     "bench_scaling_shell_http.py",

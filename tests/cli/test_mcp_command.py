@@ -55,6 +55,27 @@ def test_a_changed_tool_is_hidden_until_trusted(cli: Cli, imported: Path, state:
     assert json.loads(out)["servers"][0]["changed"] == []
 
 
+def test_a_tool_new_since_the_first_trust_is_hidden_until_trusted(
+    cli: Cli, imported: Path, state: Path
+) -> None:
+    """A tool with no pin on a server already trusted is hidden as new; mcp trust SERVER
+    (no tool named) accepts it with the changed ones."""
+    cli("mcp", "list", "--json")
+    PinStore(state / "mcp-pins.json").forget("other", "fs.read")
+    code, out, _ = cli("mcp", "list")
+    assert code == 0
+    assert "hidden, new since trusted: other.fs.read" in out
+    _, out, _ = cli("mcp", "list", "--json")
+    (server,) = json.loads(out)["servers"]
+    assert [(c["tool"], c["pinned"]) for c in server["changed"]] == [("fs.read", None)]
+    assert "other.fs.read" not in server["tools"]
+    code, out, _ = cli("mcp", "trust", "other", "--json")
+    assert code == 0 and json.loads(out)["trusted"] == ["fs.read"]
+    _, out, _ = cli("mcp", "list", "--json")
+    (server,) = json.loads(out)["servers"]
+    assert server["changed"] == [] and "other.fs.read" in server["tools"]
+
+
 def test_call_reaches_the_imported_server(cli: Cli, imported: Path) -> None:
     """invokit call runs an imported tool through the same guarded executor."""
     code, out, err = cli("call", "other.fs.read", "path=notes.txt", "--json")

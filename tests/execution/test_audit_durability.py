@@ -28,7 +28,7 @@ CHILD = textwrap.dedent(
     from invokit.execution import JsonlAuditSink, SqliteAuditSink
 
     state, durable = sys.argv[1], sys.argv[2] == "durable"
-    extra = {} if durable else {"durable": ()}
+    extra = {} if durable else {"durable": (), "group_commit": False}
 
     @tool(read_only=False)
     async def deploy(target: str) -> str:
@@ -121,8 +121,8 @@ def test_approval_records_survive_kill_9(tmp_path: Path) -> None:
 
 
 def test_without_durable_types_kill_9_loses_the_buffer(tmp_path: Path) -> None:
-    """The same run with no durable types loses every buffered record to SIGKILL: what the
-    durable types guard against."""
+    """The same run with no durable types and no group commit loses every buffered record to
+    SIGKILL: what the durable types and group commit guard against."""
     run_and_kill(tmp_path, "buffered")
     records, rows = logged(tmp_path / "state")
     assert records == []
@@ -159,15 +159,16 @@ class ThreadRecordingSink(JsonlAuditSink):
 
 
 async def test_call_records_are_written_by_the_writer_thread(tmp_path: Path) -> None:
-    """An allowed call's records are serialized and written on the sink's writer thread, never
-    on the thread that runs the call; all of them arrive, in order."""
+    """Without group commit, an allowed call's records are serialized and written on the
+    sink's writer thread, never on the thread that runs the call; all of them arrive, in
+    order."""
 
     @tool(read_only=True)
     async def echo(text: str) -> str:
         """Echo."""
         return text
 
-    sink = ThreadRecordingSink(tmp_path / "audit.jsonl", flush_interval=0.01)
+    sink = ThreadRecordingSink(tmp_path / "audit.jsonl", flush_interval=0.01, group_commit=False)
     sink.threads = []
     executor = Executor([echo], policy=Policy.allow_all(), events=[sink])
     for i in range(20):

@@ -153,3 +153,33 @@ def test_two_processes_sharing_one_sqlite_store_never_exceed_the_quota(tmp_path:
         json.loads(w.communicate(timeout=60)[0].strip().splitlines()[-1])["done"] for w in workers
     ]
     assert sum(done) == 7
+
+
+async def test_a_rule_quota_counts_only_the_calls_its_rule_matches(tmp_path: Path) -> None:
+    """A quota on the rule ``fs.write(write:logs/**)`` limits writes below logs/ (its target
+    matched against the call's permission requests), while other writes of the same tool run
+    freely; a TOML quota table with a rule reads back the same."""
+    from invokit.builtin.filesystem import filesystem
+
+    (tmp_path / "logs").mkdir()
+    quota = Quota(rule="fs.write(write:logs/**)", calls=1, per="project")
+    policy = Policy(allow=["fs.*"], quotas=[quota], root=tmp_path)
+    executor = Executor(filesystem(tmp_path), policy=policy)
+
+    async def write(i: int, path: str) -> Completed | Failed | Interrupted:
+        args = {"path": path, "content": "x"}
+        return await executor.execute(ToolCall(id=f"w{i}", name="fs.write", arguments=args))
+
+    first, second = await write(1, "logs/a.txt"), await write(2, "logs/b.txt")
+    assert isinstance(first, Completed) and isinstance(second, Failed)
+    assert second.result.error is not None and second.result.error.kind == "quota_exceeded"
+    assert not (tmp_path / "logs" / "b.txt").exists()
+    for i in range(3, 6):
+        assert isinstance(await write(i, f"notes{i}.txt"), Completed)
+    again = Policy.from_toml_text(
+        '[policy]\nallow = ["fs.*"]\n[[policy.quota]]\nrule = "fs.write(write:logs/**)"\n'
+        'calls = 1\nper = "project"\n'
+    )
+    assert again.quotas == (quota,)
+    with pytest.raises(ValueError, match="not a policy rule"):
+        Quota(rule="fs.write(", calls=1)

@@ -12,13 +12,24 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 
-from invokit import Executor, Policy, ToolContext, ToolRegistry, tool
+from invokit import (
+    Executor,
+    OutputLimit,
+    Policy,
+    TextPart,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    tool,
+)
 from invokit.approvals import SqliteApprovalStore
 from invokit.exceptions import ToolFailed
+from invokit.execution import Limits
 from invokit.mcp import serve
 from invokit.tools import Progress
 
@@ -98,12 +109,31 @@ def broken() -> str:
     raise ToolFailed("the disk is on fire", kind="execution_failed", data={"disk": 1})
 
 
+@tool(read_only=True)
+def bulky(rows: int) -> Any:
+    """A short text with a large structured value (output limits apply to both)."""
+    return ToolResult(
+        call_id="",
+        name="bulky",
+        content=(TextPart(text=f"{rows} rows"),),
+        structured={"rows": [f"row {i:05d}" for i in range(rows)]},
+    )
+
+
 def build(approvals: str) -> tuple[ToolRegistry, Executor]:
+    """The app's registry and executor. ``SPILL_CHARS`` (environment) spills outputs over
+    that many characters; ``PAGE_SIZE`` is read by :func:`main`."""
     registry = ToolRegistry([add, weather, countdown, work, sleepy, note, wipe, broken])
+    limits = Limits()
+    spill = os.environ.get("SPILL_CHARS")
+    if spill:
+        registry.add(bulky)
+        limits = Limits(output=OutputLimit(max_chars=int(spill), mode="spill"))
     executor = Executor(
         registry,
         policy=Policy(deny=["wipe"]),
         approvals=SqliteApprovalStore(approvals),
+        limits=limits,
     )
     return registry, executor
 
@@ -120,6 +150,7 @@ async def main(transport: str, approvals: str, port: int) -> None:
         transport="http" if transport == "http" else "stdio",
         port=port,
         ready=ready,
+        page_size=int(os.environ.get("PAGE_SIZE", "100")),
     )
 
 

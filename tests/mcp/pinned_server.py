@@ -1,7 +1,8 @@
 """An MCP server written with the SDK whose tool description comes from the environment.
 
 ``GREET_DESCRIPTION`` sets what ``greet`` says it does, so a test can change it between runs as a
-rug-pulling server would. ``PID_FILE`` (optional) receives the process id.
+rug-pulling server would; ``EXTRA_TOOL`` adds a tool ``shout``, as a server that grows would.
+``PID_FILE`` (optional) receives the process id.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ def greet(name: str) -> str:
 @server.tool(description="Add two numbers.")
 def plus(a: int, b: int) -> int:
     return a + b
+
+
+if os.environ.get("EXTRA_TOOL"):
+
+    @server.tool(description="Shout a word.")
+    def shout(word: str) -> str:
+        return word.upper()
 
 
 if __name__ == "__main__":

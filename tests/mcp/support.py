@@ -23,9 +23,11 @@ APP = Path(__file__).with_name("app.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def app_env(marker_dir: Path) -> dict[str, str]:
-    """The environment for the app: this checkout importable, markers in ``marker_dir``."""
+def app_env(marker_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment for the app: this checkout importable, markers in ``marker_dir``,
+    and ``extra`` (``PAGE_SIZE``, ``SPILL_CHARS``)."""
     env = dict(os.environ)
+    env.update(extra)
     env["MARKER_DIR"] = str(marker_dir)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
@@ -50,14 +52,10 @@ async def memory_session(server: Any, **client: Any) -> AsyncIterator[ClientSess
 
 @asynccontextmanager
 async def stdio_session(
-    tmp: Path, *, elicitation: ElicitationFnT | None = None
+    tmp: Path, *, elicitation: ElicitationFnT | None = None, **env: str
 ) -> AsyncIterator[ClientSession]:
     """An initialized SDK client session with the app running over stdio."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[str(APP), "stdio", str(tmp / "approvals.sqlite3")],
-        env=app_env(tmp),
-    )
+    params = app_params(tmp, **env)
     with (tmp / "server-stderr.log").open("w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
@@ -67,12 +65,21 @@ async def stdio_session(
             yield session
 
 
+def app_params(tmp: Path, **env: str) -> StdioServerParameters:
+    """How to start the app over stdio (for ``mcp.Client`` as for ``stdio_client``)."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(APP), "stdio", str(tmp / "approvals.sqlite3")],
+        env=app_env(tmp, **env),
+    )
+
+
 @contextmanager
-def http_app(tmp: Path) -> Iterator[str]:
+def http_app(tmp: Path, **env: str) -> Iterator[str]:
     """The app serving streamable HTTP on a free loopback port; yields its URL."""
     process = subprocess.Popen(
         [sys.executable, str(APP), "http", str(tmp / "approvals.sqlite3"), "0"],
-        env=app_env(tmp),
+        env=app_env(tmp, **env),
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -90,6 +90,32 @@ async def test_changed_description_hides_the_tool_until_trusted(tmp_path: Path) 
     assert again.fingerprint == change.current
 
 
+async def test_a_tool_added_after_the_first_trust_waits_until_trusted(tmp_path: Path) -> None:
+    """The first listing trusts every tool; a tool the server adds later is hidden, reported
+    with no pinned version and not callable, until it is trusted; then it stays trusted."""
+    async with pinned(tmp_path, "Greet someone by name.") as first:
+        assert first.names() == ("pin.greet", "pin.plus")
+    async with pinned(tmp_path, "Greet someone by name.", EXTRA_TOOL="1") as second:
+        assert second.names() == ("pin.greet", "pin.plus")
+        (added,) = second.changed()
+        assert (added.tool, added.name, added.pinned) == ("shout", "pin.shout", None)
+        executor = Executor(second, policy=Policy(default="allow"))
+        hidden = await executor.execute(
+            ToolCall(id="1", name="pin.shout", arguments={"word": "hi"})
+        )
+        assert isinstance(hidden, Failed)
+        assert hidden.result.error is not None
+        assert hidden.result.error.kind == "not_found"
+        second.trust("pin.shout")
+        assert second.names() == ("pin.greet", "pin.plus", "pin.shout")
+        shown = await executor.execute(ToolCall(id="2", name="pin.shout", arguments={"word": "hi"}))
+        assert isinstance(shown, Completed)
+        assert shown.result.text == "HI"
+    async with pinned(tmp_path, "Greet someone by name.", EXTRA_TOOL="1") as third:
+        assert third.changed() == []
+        assert "pin.shout" in third.names()
+
+
 async def test_missing_command_fails_clearly(tmp_path: Path) -> None:
     """A server command that does not exist raises MCPConnectionError, not a hang."""
     toolset = MCPToolset.stdio(

@@ -216,7 +216,7 @@ async def test_progress_after_heartbeats_only_grows_and_stays_within_its_total()
 async def test_heartbeats_after_a_finished_total_keep_it_a_bound() -> None:
     """A heartbeat after the tool reached its total raises the value and the total together:
     ``10 of 10`` then ``11 of 11``, never ``11`` above a total of ``10``."""
-    from invokit.mcp._server import _ProgressReporter
+    from invokit.mcp._progress import ProgressReporter
     from invokit.tools import Progress
 
     sent: list[tuple[float, float | None, str | None]] = []
@@ -231,7 +231,7 @@ async def test_heartbeats_after_a_finished_total_keep_it_a_bound() -> None:
         session = Session()
 
     async def run() -> None:
-        reporter = _ProgressReporter(Ctx())
+        reporter = ProgressReporter(Ctx())
         for _ in range(3):
             await reporter.beat("waiting for a person")
         await reporter(Progress(progress=1, total=10, message="step 1"))

@@ -17,6 +17,7 @@ def build_app() -> typer.Typer:
         _audit,
         _call,
         _compose,
+        _dev,
         _install,
         _mcp,
         _policy,
@@ -35,6 +36,7 @@ def build_app() -> typer.Typer:
     )
     for module in (
         _serve,
+        _dev,
         _call,
         _compose,
         _tools,

@@ -17,7 +17,9 @@ import anyio
 import typer
 
 from invokit.cli._livelog import compact, inert, touches
+from invokit.cli._options import StateOption
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
+from invokit.cli._stores import State, command_state, open_approvals, open_audit
 
 Scope = Literal["once", "session", "always"]
 
@@ -49,30 +51,38 @@ def _request_row(request: Any, now: float) -> dict[str, Any]:
     }
 
 
-async def _record(approval_id: str) -> Any:
-    from invokit.approvals import SqliteApprovalStore
+def _open(state: State) -> Any:
+    """The approval store ``serve`` and ``call`` use with this state."""
+    if state.kind == "sqlite" and state.directory is None:
+        from invokit.approvals import SqliteApprovalStore
 
-    store = SqliteApprovalStore()
+        return SqliteApprovalStore()
+    return open_approvals(state)
+
+
+async def _record(state: State, approval_id: str) -> Any:
+    store = _open(state)
     try:
         return await store.get(approval_id)
     finally:
         await store.close()
 
 
-async def _pending() -> list[Any]:
-    from invokit.approvals import SqliteApprovalStore
-
-    store = SqliteApprovalStore()
+async def _pending(state: State) -> list[Any]:
+    store = _open(state)
     try:
-        return await store.list_pending()
+        pending: list[Any] = await store.list_pending()
+        return pending
     finally:
         await store.close()
 
 
-async def _resolve(approval_id: str, approve: bool, scope: Scope, reason: str | None) -> Any:
-    from invokit.approvals import ApprovalDecision, SqliteApprovalStore
+async def _resolve(
+    state: State, approval_id: str, approve: bool, scope: Scope, reason: str | None
+) -> Any:
+    from invokit.approvals import ApprovalDecision
 
-    store = SqliteApprovalStore()
+    store = _open(state)
     try:
         if approve:
             decision = ApprovalDecision.approve(scope, by=_who(), channel="cli")
@@ -85,20 +95,26 @@ async def _resolve(approval_id: str, approve: bool, scope: Scope, reason: str | 
             record = await store.resolve(approval_id, decision)
         else:
             record = await store.withdraw(approval_id, decision)
-        # In the audit log at once, not only when a retry uses the approval.
-        _audit(record.request, decision)
+        # In the audit log at once, not only when a retry uses the approval (a PostgreSQL
+        # store writes it itself, in the transaction that records the decision).
+        if state.kind != "postgresql":
+            _audit(state, record.request, decision)
         return record
     finally:
         await store.close()
 
 
-def _audit(request: Any, decision: Any) -> None:
-    """Append the decision to the audit log ``serve`` and ``call`` write (the state directory)."""
+def _audit(state: State, request: Any, decision: Any) -> None:
+    """Append the decision to the audit log ``serve`` and ``call`` write (the same state)."""
     from invokit.execution import JsonlAuditSink
     from invokit.execution._events import Event
     from invokit.execution._resolutions import resolved_data
 
-    sink = JsonlAuditSink()
+    sink = (
+        JsonlAuditSink()
+        if state.kind == "sqlite" and state.directory is None
+        else open_audit(state)
+    )
     try:
         sink.emit(
             Event(
@@ -122,11 +138,12 @@ def register(app: typer.Typer) -> None:
 
     @group.command("list")
     def list_(
+        state: StateOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON.")] = False,
     ) -> None:
         """The calls waiting for a person, oldest first."""
         with reported(as_json=as_json):
-            pending = anyio.run(_pending)
+            pending = anyio.run(_pending, command_state(state))
             now = time.time()
             rows = [_request_row(r, now) for r in pending]
             if as_json:
@@ -159,11 +176,12 @@ def register(app: typer.Typer) -> None:
     @group.command()
     def show(
         approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval id.")],
+        state: StateOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON.")] = False,
     ) -> None:
         """One request in full: tool, what it touches, why, project, session, all arguments."""
         with reported(as_json=as_json):
-            record = anyio.run(_record, approval_id)
+            record = anyio.run(_record, command_state(state), approval_id)
             request = record.request
             now = time.time()
             if as_json:
@@ -186,6 +204,7 @@ def register(app: typer.Typer) -> None:
                 "always: a standing rule.",
             ),
         ] = "once",
+        state: StateOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON.")] = False,
     ) -> None:
         """Approve a waiting call; it runs when it is retried (or at once, if its client waits)."""
@@ -195,7 +214,7 @@ def register(app: typer.Typer) -> None:
             chosen: Scope = (
                 "session" if scope == "session" else "always" if scope == "always" else "once"
             )
-            record = anyio.run(_resolve, approval_id, True, chosen, None)
+            record = anyio.run(_resolve, command_state(state), approval_id, True, chosen, None)
             _done(record, as_json)
 
     @group.command()
@@ -204,11 +223,12 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[
             str, typer.Option("--reason", help="Why; the model reads it.", prompt=False)
         ] = "denied from the command line",
+        state: StateOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON.")] = False,
     ) -> None:
         """Deny a waiting call; the model is told the reason."""
         with reported(as_json=as_json):
-            record = anyio.run(_resolve, approval_id, False, "once", reason)
+            record = anyio.run(_resolve, command_state(state), approval_id, False, "once", reason)
             _done(record, as_json)
 
     from invokit.cli import _rules

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.text import Text
 
 from invokit.cli._livelog import Narrator, inert
-from invokit.cli._output import stdout
+from invokit.cli._options import StateOption
+from invokit.cli._output import reported, stdout
+from invokit.cli._stores import State, audit_file, command_state, open_audit
 
 
 def audit_path() -> Path:
@@ -84,12 +86,12 @@ def register(app: typer.Typer) -> None:
             Optional[str], typer.Option("--tool", help="Only this tool's events.")  # noqa: UP045
         ] = None,
         last: Annotated[int, typer.Option("--last", "-n", help="Show the last N events.")] = 50,
+        state: StateOption = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="One JSON object per line (JSON Lines).")
         ] = False,
     ) -> None:
         """Show the audit log: every call, its decision, approvals and results."""
-        path = audit_path()
         console = stdout()
         narrator = Narrator()
 
@@ -97,8 +99,17 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 # ASCII JSON: no control, C1 or bidi character a model wrote reaches the terminal.
                 return json.dumps(record, sort_keys=True, ensure_ascii=True)
+            if _died(record):
+                return _died_line(record)
             return narrator.line(record)
 
+        with reported(as_json=as_json):
+            chosen = command_state(state)
+        if chosen.kind == "postgresql":
+            with reported(as_json=as_json):
+                _database_log(chosen, line, console, call_id, tool, last, follow_, as_json)
+            return
+        path = audit_file(chosen) if chosen.directory is not None else audit_path()
         records: list[dict[str, Any]] = []
         if path.exists():
             with open(path, encoding="utf-8") as file:
@@ -124,3 +135,87 @@ def _print(console: Console, shown: str | Text) -> None:
         print(shown, flush=True)  # JSON Lines: plain, unwrapped
     else:
         console.print(shown)
+
+
+def _died(record: dict[str, Any]) -> bool:
+    data = record.get("data")
+    return (
+        record.get("type") == "interrupted"
+        and isinstance(data, dict)
+        and data.get("reason") == "replica died"
+    )
+
+
+def _died_line(record: dict[str, Any]) -> Text:
+    """A call that was running on a replica that died: it may have done part of its work."""
+    data = record.get("data") or {}
+    text = Text("interrupted: replica died  ", style="bold red")
+    text.append_text(inert(f"{record.get('tool')} (call {record.get('call_id')}, replica "))
+    text.append_text(
+        inert(f"{data.get('replica')}); it may have run in part, and nothing re-ran it")
+    )
+    return text
+
+
+def _database_log(
+    state: State,
+    line: Callable[[dict[str, Any]], str | Text | None],
+    console: Console,
+    call_id: str | None,
+    tool: str | None,
+    last: int,
+    follow_: bool,
+    as_json: bool,
+) -> None:
+    """The audit log of a PostgreSQL state, with the calls whose replica died."""
+    import anyio
+
+    from invokit.cli._journal import died_calls
+
+    assert state.url is not None
+
+    def read() -> list[dict[str, Any]]:
+        sink: Any = open_audit(state)
+        try:
+            found: list[dict[str, Any]] = list(sink.records())
+        finally:
+            sink.close()
+        found += anyio.run(died_calls, state.url or "")
+        found.sort(key=lambda r: float(r.get("time") or 0.0))
+        return [r for r in found if _wanted(r, call_id, tool)]
+
+    records = read()
+    lines = [text for text in map(line, records) if text is not None]
+    for text in lines[-last:] if last > 0 else lines:
+        _print(console, text)
+    if not follow_:
+        if not records and not as_json:
+            console.print(inert(f"No events in {state.shown()} yet."))
+        return
+    seen = {_key(r) for r in records}
+    try:
+        while True:
+            time.sleep(0.5)
+            for record in read():
+                key = _key(record)
+                if key in seen:
+                    continue
+                seen.add(key)
+                shown = line(record)
+                if shown is not None:
+                    _print(console, shown)
+    except KeyboardInterrupt:
+        return
+
+
+def _key(record: dict[str, Any]) -> str:
+    return json.dumps(
+        [
+            record.get("id"),
+            record.get("type"),
+            record.get("call_id"),
+            record.get("time"),
+            (record.get("data") or {}).get("execution"),
+        ],
+        default=str,
+    )

@@ -94,7 +94,7 @@ def http_banner(
     registry: Registry,
     *,
     asking: bool,
-    state: Path,
+    state: Path | str,
     name: str,
     allow_shell: Sequence[str] = (),
     token_source: str | None = None,

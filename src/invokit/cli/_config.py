@@ -149,6 +149,8 @@ class ServeConfig:
     port: int = 8765
     name: str = "invokit"
     allowed_origins: tuple[str, ...] = ()
+    approval_wait: float = 0.0
+    """Seconds a call nobody can be asked about waits for a decision made elsewhere."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,6 +171,10 @@ class Config:
     """``None``: the default policy."""
     serve: ServeConfig = field(default_factory=ServeConfig)
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    state: str | None = None
+    """``state = "..."``: where approvals, the audit log and the token live
+    (``postgresql://...``, ``sqlite:///DIR`` or a directory; see :mod:`invokit.cli._stores`).
+    Kept as written: ``${NAME}`` references are read from the environment when it is used."""
 
 
 def default_config(root: str | os.PathLike[str] = ".") -> Config:
@@ -218,7 +224,7 @@ def parse_config(text: str, *, source: Path) -> Config:
     # The folder the file was found in, links not followed: a link planted as
     # <root>/invokit.toml must not move the root to wherever it points.
     base = Path(os.path.abspath(source)).parent
-    checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp"})
+    checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp", "state"})
     root_text = checker.string(document, (), "root", default=".")
     root = (base / root_text).resolve()
     tools = checker.table(document, (), "tools")
@@ -254,6 +260,7 @@ def parse_config(text: str, *, source: Path) -> Config:
         policy=policy,
         serve=_serve(checker, document),
         mcp_servers=_mcp(checker, document),
+        state=checker.string(document, (), "state", default=None) or None,
     )
 
 
@@ -291,7 +298,14 @@ def _http(checker: _Checker, tools: Mapping[str, Any]) -> HttpConfig | None:
 def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
     where = ("serve",)
     table = checker.table(document, (), "serve")
-    checker.keys(table, where, {"transport", "host", "port", "name", "allowed_origins"})
+    checker.keys(
+        table, where, {"transport", "host", "port", "name", "allowed_origins", "approval_wait"}
+    )
+    wait = table.get("approval_wait", 0.0)
+    if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
+        raise checker.error(
+            "approval_wait must be a number of seconds from 0 to 86400", where, "approval_wait"
+        )
     transport = checker.choice(table, where, "transport", ("stdio", "http"), None)
     port = table.get("port", 8765)
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
@@ -302,6 +316,7 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
         port=port,
         name=checker.string(table, where, "name", default="invokit"),
         allowed_origins=checker.strings(table, where, "allowed_origins", default=()) or (),
+        approval_wait=float(wait),
     )
 
 

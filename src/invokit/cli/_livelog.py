@@ -6,6 +6,7 @@ denied and why, waiting for approval), who approved it, and how it ended.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import unicodedata
@@ -102,10 +103,13 @@ def _stamp(when: float) -> Text:
     return Text(time.strftime("%H:%M:%S", time.localtime(when)) + " ", style="dim")
 
 
-def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
+def describe(
+    record: Mapping[str, Any], arguments: Any = None, decision: Mapping[str, Any] | None = None
+) -> Text | None:
     """A line for one event (as ``Event.to_dict()`` gives it); ``None`` for steps not shown.
 
-    ``arguments`` are the call's validated arguments, shown with its decision.
+    ``arguments`` are the call's validated arguments; ``decision`` the data of its ``decided``
+    event, shown with how the call ended (a call the policy allowed says so only once it ran).
     """
     kind = record.get("type")
     data: Mapping[str, Any] = record.get("data") or {}
@@ -144,20 +148,35 @@ def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
         return line
     if kind == "completed":
         if data.get("is_error"):
-            line.append("error   ", style="bold red")
+            # A guard in the tool (a path outside the root) refused it: not "allowed".
+            word = "refused " if data.get("kind") == "denied" else "error   "
+            line.append(word, style="bold red")
             line.append(tool, style="bold")
+            if arguments is not None:
+                line.append(" " + compact(arguments))
             line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
         else:
             line.append("done    ", style="bold green")
             line.append(tool, style="bold")
+            if arguments is not None:
+                line.append(" " + compact(arguments))
             duration = float(data.get("duration") or 0.0)
             line.append(f" in {duration * 1000:.0f} ms", style="dim")
             if data.get("truncated"):
                 line.append(" (output truncated)", style="yellow")
+            if decision is not None and decision.get("verdict") == "allow":
+                reason = printable(str(decision.get("reason") or ""))
+                if not reason.startswith("allowed"):
+                    reason = f"allowed: {reason}" if reason else "allowed"
+                line.append(f"  {reason}", style="dim")
         return line
     if kind == "failed":
-        line.append("failed  ", style="bold red")
+        # A refusal before the call ran (preflight: a protected path) says so.
+        word = "refused " if data.get("kind") == "denied" else "failed  "
+        line.append(word, style="bold red")
         line.append(tool, style="bold")
+        if arguments is not None:
+            line.append(" " + compact(arguments))
         line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
         return line
     if kind == "interrupted":
@@ -171,15 +190,61 @@ def describe(record: Mapping[str, Any], arguments: Any = None) -> Text | None:
     return None
 
 
+def ansi_line(line: Text, color_system: str | None) -> str:
+    """``line`` as text with its styles as ANSI codes (none without a ``color_system``), as
+    ``Console.print`` writes a line that fits: its spans must not overlap (``describe``'s
+    never do)."""
+    plain = line.plain
+    if color_system is None:
+        return plain
+    base = str(line.style or "")
+    out: list[str] = []
+    at = 0
+    for span in sorted(line.spans, key=lambda s: s.start):
+        if span.start > at:
+            out.append(_styled(plain[at : span.start], base, color_system))
+        out.append(_styled(plain[span.start : span.end], f"{base} {span.style}", color_system))
+        at = max(at, span.end)
+    out.append(_styled(plain[at:], base, color_system))
+    return "".join(out)
+
+
+def _styled(text: str, style: str, color_system: str) -> str:
+    style = style.strip()
+    if not style or not text:
+        return text
+    before, after = _codes(style, color_system)
+    return before + text + after
+
+
+@functools.lru_cache(maxsize=64)
+def _codes(style: str, color_system: str) -> tuple[str, str]:
+    """The ANSI codes that open and close ``style``."""
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    system = {
+        "standard": ColorSystem.STANDARD,
+        "256": ColorSystem.EIGHT_BIT,
+        "truecolor": ColorSystem.TRUECOLOR,
+        "windows": ColorSystem.WINDOWS,
+    }.get(color_system, ColorSystem.STANDARD)
+    before, _, after = Style.parse(style).render("\x00", color_system=system).partition("\x00")
+    return before, after
+
+
 class Narrator:
     """Turns a stream of event records into :func:`describe` lines.
 
-    It remembers each call's validated arguments to show them with the decision, and says a
-    denied call once (its decision), not again as a failure.
+    One line for an allowed call, when it ends, with its arguments and its real outcome (done,
+    refused by the tool's guard, error): never ``allowed`` for a call that did not run. A call
+    the policy asks about is shown when it asks, and again when it ends; a denied call once
+    (its decision), not again as a failure.
     """
 
     def __init__(self) -> None:
         self._arguments: dict[str, Any] = {}
+        self._decisions: dict[str, Mapping[str, Any]] = {}
         self._denied: set[str] = set()
 
     def line(self, record: Mapping[str, Any]) -> Text | None:
@@ -189,15 +254,26 @@ class Narrator:
         if kind == "validated":
             self._arguments[call_id] = data.get("arguments")
             return None
-        if kind == "decided" and data.get("verdict") == "deny":
-            self._denied.add(call_id)
+        if kind == "decided":
+            verdict = data.get("verdict")
+            if verdict == "allow":  # said with the outcome: the call may still be refused
+                self._decisions[call_id] = data
+                return None
+            if verdict == "deny":
+                self._denied.add(call_id)
         if kind == "failed" and data.get("kind") == "denied" and call_id in self._denied:
             self._denied.discard(call_id)
+            self._arguments.pop(call_id, None)
             return None
         arguments = self._arguments.get(call_id)
+        decision = self._decisions.get(call_id)
         if kind in ("completed", "failed"):
             self._arguments.pop(call_id, None)
-        return describe(record, arguments)
+            self._decisions.pop(call_id, None)
+            self._denied.discard(call_id)
+            if arguments is None and kind == "failed":
+                arguments = data.get("arguments")
+        return describe(record, arguments, decision)
 
 
 class LiveLog:
@@ -220,10 +296,13 @@ class LiveLog:
         line = self._narrator.line(event.to_dict())
         if line is None:
             return
-        if self.board is not None:
-            self.board.log(line)
-        else:
-            self.console.print(line)
+        if self.board is not None and self.board._pinned is not None:
+            self.board.log(line)  # a question stays pinned under the line
+            return
+        # One styled line needs none of rich's layout: writing it is about a tenth of
+        # console.print's cost, and this runs on the event loop for every call.
+        console = self.console
+        console.file.write(ansi_line(line, console.color_system) + "\n")
 
     def flush(self) -> None:
         self.console.file.flush()

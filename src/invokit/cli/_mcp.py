@@ -1,28 +1,30 @@
 """``invokit mcp list | trust``: the tools of imported MCP servers and their pinned versions.
 
-The first time invokit sees a remote tool it pins its fingerprint. If the server later
-changes the tool (its description or schema: a "rug pull"), the tool is hidden until a person
-looks at it and trusts the new version here.
+The first time invokit lists a server it pins every tool's fingerprint. If the server later
+changes a tool (its description or schema: a "rug pull") or adds one, that tool is hidden until
+a person looks at it and trusts it here.
 """
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import anyio
 import typer
 from rich.table import Table
 
 from invokit.cli._livelog import inert
-from invokit.cli._options import ConfigOption, JsonOption, RootOption, options
+from invokit.cli._options import ConfigOption, JsonOption, RootOption, StateOption, options
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 from invokit.cli._runtime import Setup, make_toolset, prepare
+from invokit.cli._stores import close_pins, open_pins
+
+if TYPE_CHECKING:
+    from invokit.mcp import PinStorage
 
 
-def _pin_rows() -> list[dict[str, Any]]:
-    from invokit.mcp import PinStore
-
+def _pin_rows(pins: PinStorage) -> list[dict[str, Any]]:
     return [
         {
             "server": p.server,
@@ -30,7 +32,7 @@ def _pin_rows() -> list[dict[str, Any]]:
             "fingerprint": p.fingerprint,
             "trusted_at": p.trusted_at,
         }
-        for p in PinStore().list()
+        for p in pins.list()
     ]
 
 
@@ -42,8 +44,10 @@ async def _survey(setup: Setup, only: str | None, trust: tuple[str, ...] | None)
         raise KeyError(f"no MCP server named {only!r} in the configuration; servers: {names}")
     out: list[dict[str, Any]] = []
     async with AsyncExitStack() as stack:
+        pins = open_pins(setup.state)
+        stack.callback(close_pins, pins)
         for server in servers:
-            toolset = make_toolset(server)
+            toolset = make_toolset(server, pins=pins)
             await toolset.connect()
             stack.push_async_callback(toolset.aclose)
             trusted: list[str] = []
@@ -76,16 +80,23 @@ def register(app: typer.Typer) -> None:
 
     @group.command("list")
     def list_(
-        config: ConfigOption = None, root: RootOption = None, as_json: JsonOption = False
+        config: ConfigOption = None,
+        root: RootOption = None,
+        state: StateOption = None,
+        as_json: JsonOption = False,
     ) -> None:
         """Connect to the servers in invokit.toml: their tools, and those hidden as changed."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, None, None))
+            setup = prepare(options(config, root, None, None, state))
             try:
                 servers = anyio.run(_survey, setup, None, None)
             except Exception as exc:  # a server that does not start: say which and why
                 fail(f"cannot reach an MCP server: {exc}", TOOL_ERROR, as_json=as_json)
-            pins = _pin_rows()
+            pin_store = open_pins(setup.state)
+            try:
+                pins = _pin_rows(pin_store)
+            finally:
+                close_pins(pin_store)
             if as_json:
                 print_json({"servers": servers, "pins": pins})
                 return
@@ -103,9 +114,10 @@ def register(app: typer.Typer) -> None:
                 for tool in server["tools"]:
                     console.print(inert(f"  {tool}"))
                 for changed in server["changed"]:
+                    why = "changed since trusted" if changed["pinned"] else "new since trusted"
                     console.print(
                         inert(
-                            f"  hidden, changed since trusted: {changed['name']} "
+                            f"  hidden, {why}: {changed['name']} "
                             f"(trust it: invokit mcp trust {server['server']} {changed['tool']})"
                         )
                     )
@@ -128,7 +140,9 @@ def register(app: typer.Typer) -> None:
         server: Annotated[str, typer.Argument(help="The server's name in invokit.toml.")],
         tools: Annotated[
             Optional[list[str]],  # noqa: UP045
-            typer.Argument(help="Tools to trust as they are now (default: every changed one)."),
+            typer.Argument(
+                help="Tools to trust as they are now (default: every changed or new one)."
+            ),
         ] = None,
         fingerprint: Annotated[
             Optional[str],  # noqa: UP045
@@ -136,22 +150,25 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config: ConfigOption = None,
         root: RootOption = None,
+        state: StateOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Trust the current version of a server's tools (after reading what changed)."""
         with reported(as_json=as_json):
+            setup = prepare(options(config, root, None, None, state))
             if fingerprint is not None:
                 if not tools or len(tools) != 1:
                     fail("--fingerprint pins exactly one tool", as_json=as_json)
-                from invokit.mcp import PinStore
-
-                pin = PinStore().trust(server, tools[0], fingerprint)
+                pin_store = open_pins(setup.state)
+                try:
+                    pin = pin_store.trust(server, tools[0], fingerprint)
+                finally:
+                    close_pins(pin_store)
                 if as_json:
                     print_json({"trusted": [pin.tool], "server": server})
                 else:
                     stdout().print(inert(f"trusted {server} {pin.tool}"))
                 return
-            setup = prepare(options(config, root, None, None))
             try:
                 (surveyed,) = anyio.run(_survey, setup, server, tuple(tools or ()))
             except KeyError as exc:

@@ -38,6 +38,17 @@ AllowShellOption = Annotated[
         help='A command the shell tool may run ("git status", "ls *"); repeat for more.',
     ),
 ]
+StateOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--state",
+        envvar="INVOKIT_STATE",
+        show_envvar=False,
+        help="Where approvals, the audit log and the HTTP token live: postgresql://USER@HOST/DB "
+        "(shared by replicas; password from PGPASSWORD or a ${NAME} reference), sqlite:///DIR "
+        "or a directory (default: the file's state, else the user's state directory).",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON for scripts.")]
 PairsArgument = Annotated[
     Optional[list[str]],  # noqa: UP045
@@ -50,7 +61,17 @@ ArgsJsonOption = Annotated[
 
 
 def options(
-    config: Path | None, root: Path | None, policy: Path | None, allow_shell: list[str] | None
+    config: Path | None,
+    root: Path | None,
+    policy: Path | None,
+    allow_shell: list[str] | None,
+    state: str | None = None,
 ) -> Options:
     """The :class:`Options` the shared flags describe."""
-    return Options(config=config, root=root, policy=policy, allow_shell=tuple(allow_shell or ()))
+    return Options(
+        config=config,
+        root=root,
+        policy=policy,
+        allow_shell=tuple(allow_shell or ()),
+        state=state,
+    )

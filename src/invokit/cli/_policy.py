@@ -24,6 +24,7 @@ from invokit.cli._options import (
     PairsArgument,
     PolicyOption,
     RootOption,
+    StateOption,
     options,
 )
 from invokit.cli._output import TOOL_ERROR, USAGE, fail, print_json, reported, stdout
@@ -32,7 +33,7 @@ from invokit.exceptions import ArgumentsError, ToolError
 from invokit.permissions import Explanation
 
 if TYPE_CHECKING:
-    from invokit.approvals import SqliteApprovalStore, StandingRule
+    from invokit.approvals import ApprovalStore, StandingRule
 
 
 def explanation_data(explanation: Explanation) -> dict[str, Any]:
@@ -60,18 +61,23 @@ def explanation_data(explanation: Explanation) -> dict[str, Any]:
     }
 
 
-def open_store(setup: Setup) -> SqliteApprovalStore:
-    """The approval store ``serve`` and ``call`` use (never inside the root)."""
+def open_store(setup: Setup) -> ApprovalStore:
+    """The approval store ``serve`` and ``call`` use: the setup's state (never inside the
+    root)."""
     from invokit.approvals import SqliteApprovalStore
     from invokit.cli._config import ConfigError
+    from invokit.cli._stores import check_reachable, open_approvals
 
-    try:
-        return SqliteApprovalStore(forbidden_roots=(setup.config.root,))
-    except ValueError as exc:
-        raise ConfigError(
-            f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
-            source=str(setup.config.root),
-        ) from None
+    if setup.state.kind == "sqlite" and setup.state.directory is None:
+        try:
+            return SqliteApprovalStore(forbidden_roots=(setup.config.root,))
+        except ValueError as exc:
+            raise ConfigError(
+                f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
+                source=str(setup.config.root),
+            ) from None
+    check_reachable(setup.state)
+    return open_approvals(setup.state, forbidden_roots=(setup.config.root,))
 
 
 def when(at: float) -> str:
@@ -151,6 +157,7 @@ def register(app: typer.Typer) -> None:
         root: RootOption = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
+        state: StateOption = None,
         session: Annotated[
             Optional[str],  # noqa: UP045
             typer.Option("--session", help="Also say whether this session's grant covers it."),
@@ -159,7 +166,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Which rule decides this call, and why (nothing runs)."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, allow_shell))
+            setup = prepare(options(config, root, policy, allow_shell, state))
             found = setup.registry.get(name)
             if found is None:
                 names = ", ".join(setup.registry.names()) or "(none)"
@@ -205,11 +212,12 @@ def register(app: typer.Typer) -> None:
         root: RootOption = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
+        state: StateOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """The rules in effect and where they come from."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, allow_shell))
+            setup = prepare(options(config, root, policy, allow_shell, state))
             standing = anyio.run(_standing, setup)
             data = {
                 "source": setup.policy_source,

@@ -15,7 +15,14 @@ import typer
 from rich.text import Text
 
 from invokit.cli._livelog import printable
-from invokit.cli._options import ConfigOption, JsonOption, PolicyOption, RootOption, options
+from invokit.cli._options import (
+    ConfigOption,
+    JsonOption,
+    PolicyOption,
+    RootOption,
+    StateOption,
+    options,
+)
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 from invokit.cli._policy import open_store, standing_scope, when
 from invokit.cli._runtime import Setup, prepare, project_of
@@ -64,11 +71,12 @@ def register(group: typer.Typer) -> None:
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,
+        state: StateOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """The "approve always" rules of this project (--all: of every project)."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, None))
+            setup = prepare(options(config, root, policy, None, state))
             found = anyio.run(_list, setup, everywhere)
             if as_json:
                 print_json({"project": project_of(setup), "rules": [r.to_dict() for r in found]})
@@ -90,11 +98,12 @@ def register(group: typer.Typer) -> None:
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,
+        state: StateOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Remove a standing rule: by id (any project), or by text (this project; --all: any)."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, None))
+            setup = prepare(options(config, root, policy, None, state))
             removed = anyio.run(_revoke, setup, key, everywhere)
             if not removed:
                 where = "any project" if everywhere else f"project {project_of(setup)}"

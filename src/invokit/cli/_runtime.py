@@ -33,6 +33,16 @@ from invokit.cli._defaults import (
     protected_paths,
     rule_reasons,
 )
+from invokit.cli._stores import (
+    DEFAULT_STATE,
+    State,
+    choose_state,
+    close_pins,
+    open_approvals,
+    open_artifacts,
+    open_audit,
+    open_pins,
+)
 from invokit.cli._trust import require_trust
 from invokit.exceptions import DuplicateToolName, PolicyError
 from invokit.execution import Approver, EventSink, Executor
@@ -41,7 +51,8 @@ from invokit.permissions._toml import load_text
 from invokit.registry import Registry
 
 if TYPE_CHECKING:
-    from invokit.mcp import MCPToolset
+    from invokit.approvals import ApprovalStore
+    from invokit.mcp import MCPToolset, PinStorage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,6 +69,8 @@ class Options:
     """``--allow-shell``; commands the shell tool may run (adds the shell tool)."""
     no_config: bool = field(default=False)
     """Ignore ``invokit.toml`` in the current directory."""
+    state: str | None = None
+    """``--state`` (or ``INVOKIT_STATE``); overrides the file's ``state``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,6 +87,8 @@ class Setup:
     the built-in toolsets take it as ``protected=``."""
     reasons: Mapping[str, str] = field(default_factory=dict)
     """Why each rule invokit added to the policy is there, by rule text."""
+    state: State = DEFAULT_STATE
+    """Where approvals, the audit log and the HTTP token live (:mod:`invokit.cli._stores`)."""
 
 
 def resolve_config(options: Options, *, interactive: bool | None = None) -> Config:
@@ -158,7 +173,13 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
         policy_source=source,
         protected=protect,
         reasons=rule_reasons(config, policy, protect),
+        state=state_of(options, config),
     )
+
+
+def state_of(options: Options, config: Config) -> State:
+    """The state ``--state`` names, else the configuration's, else the state directory."""
+    return choose_state(options.state, config.state, config_source=str(config.source or "."))
 
 
 def _policy_file(path: Path | None, root: Path, interactive: bool | None) -> Policy | None:
@@ -204,31 +225,40 @@ def build_executor(
     approver: Approver | None = None,
     sinks: Sequence[EventSink] = (),
     audit: bool = True,
+    hooks: Sequence[object] = (),
 ) -> Executor:
-    """The executor every command uses: approvals and audit in the state directory.
+    """The executor every command uses: approvals and audit in the setup's state (the state
+    directory, or the PostgreSQL database every replica shares).
 
     Raises:
         ConfigError: the state directory is inside the root (tools could forge approvals).
     """
-    from invokit.approvals import SqliteApprovalStore
-    from invokit.execution import JsonlAuditSink
-
     forbidden: Iterable[str | os.PathLike[str]] = (setup.config.root,)
-    try:
-        store = SqliteApprovalStore(forbidden_roots=forbidden)
-        events: list[EventSink] = [JsonlAuditSink(forbidden_roots=forbidden)] if audit else []
-    except ValueError as exc:
-        raise ConfigError(
-            f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
-            source=str(setup.config.root),
-        ) from None
+    state = setup.state
+    if state.directory is None and state.kind == "sqlite":
+        try:
+            from invokit.approvals import SqliteApprovalStore
+            from invokit.execution import JsonlAuditSink
+
+            store: ApprovalStore = SqliteApprovalStore(forbidden_roots=forbidden)
+            events: list[EventSink] = [JsonlAuditSink(forbidden_roots=forbidden)] if audit else []
+        except ValueError as exc:
+            raise ConfigError(
+                f"{exc}. Set INVOKIT_STATE_DIR to a directory outside the root.",
+                source=str(setup.config.root),
+            ) from None
+    else:
+        store = open_approvals(state, forbidden_roots=forbidden)
+        events = [open_audit(state, forbidden_roots=forbidden)] if audit else []
     return Executor(
         registry if registry is not None else setup.registry,
         policy=setup.policy,
         approvals=store,
         approver=approver,
         events=[*events, *sinks],
+        hooks=list(hooks),
         project=project_of(setup),
+        artifacts=open_artifacts(state),
     )
 
 
@@ -243,8 +273,10 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     registry = setup.registry
     if not setup.config.mcp_servers:
         return registry
+    pins = open_pins(setup.state)
+    stack.callback(close_pins, pins)
     for server in setup.config.mcp_servers:
-        toolset = make_toolset(server)
+        toolset = make_toolset(server, pins=pins)
         try:
             await toolset.connect()
         except Exception as exc:  # a server that does not start is a configuration problem
@@ -263,8 +295,9 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     return registry
 
 
-def make_toolset(server: McpServerConfig) -> MCPToolset:
-    """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet)."""
+def make_toolset(server: McpServerConfig, *, pins: PinStorage | None = None) -> MCPToolset:
+    """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet), pinning
+    in ``pins`` (default: the state directory's file)."""
     from invokit.mcp import MCPToolset
 
     if server.command is not None:
@@ -274,6 +307,7 @@ def make_toolset(server: McpServerConfig) -> MCPToolset:
             prefix=server.prefix,
             server=server.name,
             connect_timeout=server.connect_timeout,
+            pins=pins,
         )
     token = os.environ.get(server.bearer_token_env) if server.bearer_token_env else None
     if server.bearer_token_env and not token:
@@ -290,4 +324,5 @@ def make_toolset(server: McpServerConfig) -> MCPToolset:
         headers=dict(server.headers),
         bearer_token=token,
         connect_timeout=server.connect_timeout,
+        pins=pins,
     )

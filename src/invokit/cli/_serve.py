@@ -17,8 +17,9 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 import anyio
@@ -32,11 +33,13 @@ from invokit.cli._options import (
     AllowShellOption,
     ConfigOption,
     PolicyOption,
-    RootOption,
+    StateOption,
     options,
 )
 from invokit.cli._output import USAGE, fail, reported
+from invokit.cli._roots import ExtraRoot, RootsError, extra_roots, with_extra_roots
 from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
+from invokit.cli._stores import check_reachable
 
 
 def register(app: typer.Typer) -> None:
@@ -91,8 +94,27 @@ def register(app: typer.Typer) -> None:
                 "the tools.",
             ),
         ] = False,
+        approval_wait: Annotated[
+            Optional[float],  # noqa: UP045
+            typer.Option(
+                "--approval-wait",
+                help="Seconds a call that nobody here can be asked about (no terminal, a "
+                "client that cannot show approval prompts) waits for a decision from "
+                "`invokit approvals` in any process or replica before it answers 'approval "
+                "required' (default: the file's [serve] approval_wait, else 0).",
+            ),
+        ] = None,
         config: ConfigOption = None,
-        root: RootOption = None,
+        roots: Annotated[
+            Optional[list[Path]],  # noqa: UP045
+            typer.Option(
+                "--root",
+                "-r",
+                help="The directory the tools work in (default: .). Repeat to serve more: "
+                "each further root gets its own tools, fs.<folder name>.read and so on.",
+                file_okay=False,
+            ),
+        ] = None,
         policy: PolicyOption = None,
         allow_shell: AllowShellOption = None,
         compose: Annotated[
@@ -103,6 +125,7 @@ def register(app: typer.Typer) -> None:
                 'through the policy (needs pip install "invokit[compose]").',
             ),
         ] = False,
+        state: StateOption = None,
         as_json: Annotated[
             bool,
             typer.Option(
@@ -113,7 +136,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the tools as an MCP server, rooted at --root (default: here)."""
         with reported(as_json=as_json):
-            setup = prepare(options(config, root, policy, allow_shell))
+            given = list(roots or ())
+            setup = prepare(
+                options(config, given[0] if given else None, policy, allow_shell, state)
+            )
+            try:
+                extra = extra_roots(setup.config.root, given[1:])
+            except RootsError as exc:
+                fail(str(exc), USAGE, as_json=as_json)
+            setup = with_extra_roots(setup, extra)
             settings = setup.config.serve
             transport: Literal["stdio", "http"]
             if transport_flag is not None:
@@ -142,21 +173,27 @@ def register(app: typer.Typer) -> None:
                     USAGE,
                     as_json=as_json,
                 )
+            if approval_wait is not None and not 0 <= approval_wait <= 86400:
+                fail("--approval-wait must be from 0 to 86400 seconds", USAGE, as_json=as_json)
+            wait = settings.approval_wait if approval_wait is None else approval_wait
             _require_serving_extras(transport, as_json=as_json)
+            # A database that cannot be reached is one line now, not a traceback later.
+            check_reachable(setup.state)
             secret: str | None = None
             token_source: str | None = None
             if transport == "http" and not no_token:
                 if token:
                     secret, token_source = token, "given with --token or INVOKIT_TOKEN"
                 else:
-                    from invokit.cli._tokens import project_token
+                    from invokit.cli._tokens import kept_token
 
-                    secret, kept = project_token(setup.config.root, rotate=new_token)
+                    secret, kept = kept_token(setup, rotate=new_token)
                     token_source = f"kept for this root in {kept}  (--new-token replaces it)"
             port_number = settings.port if port is None else port
             address = host or settings.host
             server = _Server(
                 setup,
+                extra_roots=extra,
                 token=secret,
                 token_source=token_source,
                 allow_shell=tuple(allow_shell or ()),
@@ -166,6 +203,7 @@ def register(app: typer.Typer) -> None:
                 asking=asking,
                 as_json=as_json,
                 compose=compose,
+                approval_wait=wait,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
             # flight are cancelled, and the questions they were waiting on are withdrawn (their
@@ -263,6 +301,7 @@ class _Server:
         self,
         setup: Setup,
         *,
+        extra_roots: Sequence[ExtraRoot] = (),
         token: str | None = None,
         token_source: str | None = None,
         allow_shell: tuple[str, ...] = (),
@@ -272,9 +311,12 @@ class _Server:
         asking: bool,
         as_json: bool,
         compose: bool = False,
+        approval_wait: float = 0.0,
     ) -> None:
         self.compose = compose
         self.setup = setup
+        self.extra_roots = tuple(extra_roots)
+        self.approval_wait = approval_wait
         self.token = token
         self.token_source = token_source
         self.allow_shell = allow_shell
@@ -287,7 +329,7 @@ class _Server:
         self.console = Console(stderr=transport == "stdio", highlight=False)
 
     async def run(self) -> None:
-        from invokit._state import state_dir
+        from invokit.cli._journal import open_journal
         from invokit.cli._keyboard import KeyReader
         from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
@@ -311,11 +353,14 @@ class _Server:
                     root=self.setup.config.root,
                     reader=reader,
                 )
+            journal = await open_journal(self.setup.state, project=str(self.setup.config.root))
+            stack.push_async_callback(journal.aclose)
             executor = build_executor(
                 self.setup,
                 registry=registry,
                 approver=approver,
                 sinks=[LiveLog(self.console, board)],
+                hooks=[journal],
             )
             if self.compose:
                 from invokit.cli._compose import add_compose
@@ -324,7 +369,10 @@ class _Server:
             if approver is not None:
                 approver.registry = executor.registry  # "always" is shown from the tool's spec
             stack.push_async_callback(executor.aclose)
-            state = state_dir()
+            closing = getattr(executor.artifacts, "close", None)
+            if closing is not None:  # a database's connection (the memory store has none)
+                stack.callback(closing)
+            state = self.setup.state.shown()
 
             def ready(url: str) -> None:
                 if self.token is not None:
@@ -337,7 +385,12 @@ class _Server:
                             "url": url,
                             "transport": self.transport,
                             "root": str(self.setup.config.root),
+                            "roots": [
+                                str(self.setup.config.root),
+                                *(str(r.path) for r in self.extra_roots),
+                            ],
                             "policy": self.setup.policy_source,
+                            "state": state,
                             "tools": list(registry.names()),
                         },
                         sort_keys=True,
@@ -369,6 +422,15 @@ class _Server:
                     )
                 else:
                     self.console.print(stdio_banner(self.setup, registry))
+                if not self.as_json:
+                    for extra in self.extra_roots:
+                        self.console.print(
+                            Text(
+                                f"Also serving {extra.path} as {extra.namespace}.* "
+                                "(paths relative to it)",
+                                style="dim",
+                            )
+                        )
 
             await serve(
                 registry,
@@ -380,4 +442,5 @@ class _Server:
                 allowed_origins=self.setup.config.serve.allowed_origins,
                 ready=ready,
                 token=self.token,
+                approval_wait=self.approval_wait,
             )

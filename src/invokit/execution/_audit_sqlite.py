@@ -47,6 +47,10 @@ class SqliteAuditSink(BufferedSink):
         durable: the event types written before the executor goes on (by default the
             approval decisions, :data:`DURABLE_EVENTS`); every type (``ALL_EVENT_TYPES``) makes every
             record durable at the cost of one write per event.
+        group_commit: a call's outcome is returned only once its records are written, so a
+            caller never holds a result whose record a crash (``kill -9``) could lose.
+        fsync: also commit with ``PRAGMA synchronous = FULL``, so a written batch survives power loss too (slower:
+            one disk flush per batch).
 
     Raises:
         ValueError: ``path`` is inside one of ``forbidden_roots``.
@@ -61,6 +65,8 @@ class SqliteAuditSink(BufferedSink):
         flush_interval: float = 0.05,
         max_buffer: int = 256,
         durable: Iterable[str] = DURABLE_EVENTS,
+        group_commit: bool = True,
+        fsync: bool = False,
     ) -> None:
         self.path = store_file(path, DEFAULT_FILE, forbidden_roots, "the audit log")
         self._conn: sqlite3.Connection | None = sqlite3.connect(
@@ -68,9 +74,16 @@ class SqliteAuditSink(BufferedSink):
         )
         self._conn.execute("PRAGMA busy_timeout = 10000")
         self._conn.execute("PRAGMA journal_mode = WAL")
+        # A WAL commit is written to the kernel (kept on kill -9) either way; FULL also
+        # syncs it to disk (kept on power loss).
+        self._conn.execute(f"PRAGMA synchronous = {'FULL' if fsync else 'NORMAL'}")
         self._conn.executescript(_SCHEMA)
         super().__init__(
-            types=types, flush_interval=flush_interval, max_buffer=max_buffer, durable=durable
+            types=types,
+            flush_interval=flush_interval,
+            max_buffer=max_buffer,
+            durable=durable,
+            group_commit=group_commit,
         )
 
     def _write(self, events: list[Event]) -> None:

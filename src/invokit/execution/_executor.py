@@ -171,17 +171,18 @@ class Executor(Reporter):
     async def execute(
         self, call: ToolCall, *, on_progress: ProgressCallback | None = None
     ) -> Outcome:
-        """Run one call through every step; only a bug in invokit raises."""
+        """Run one call through every step; only a bug in invokit raises. With an audit sink
+        the outcome is returned once the call's records are written (group commit)."""
         start = perf_counter()
         record = self._sinks_for.get("received")  # the hot path hands sinks records itself
         if record is not None:
             record(("received", call, time(), {"arguments": shown(call.arguments)}))
         prepared = self._find(call, start)  # 1. lookup
         if isinstance(prepared, Failed):
-            return prepared
+            return await self._returned(prepared) if self._commits else prepared
         args = self._validate(prepared, call, start)  # 2. validate
         if isinstance(args, Failed):
-            return args
+            return await self._returned(args) if self._commits else args
         settled = prepared.settled
         if settled is not None and on_progress is None:
             # 3-5, preflight, policy and approval, were settled once for this tool (prepare):
@@ -191,20 +192,30 @@ class Executor(Reporter):
             if record is not None:
                 record(("decided", call, time(), decision_data(settled)))
             if settled.verdict == "deny":
-                return self._failed(
+                outcome: Outcome = self._failed(
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
                 )
-            if not prepared.spec.annotations.read_only:
-                # Asked about under another policy (here or in another process): that
-                # approval must not run the call again.
-                await _approving.ran_without(self, call)
-            return await self._run(
-                prepared, call, args, None, start, approved=None, decision=settled
+            else:
+                if not prepared.spec.annotations.read_only:
+                    # Asked about under another policy (here or in another process): that
+                    # approval must not run the call again.
+                    await _approving.ran_without(self, call)
+                outcome = await self._run(
+                    prepared, call, args, None, start, approved=None, decision=settled
+                )
+        else:
+            ctx = ToolContext(
+                call, resources=self.resources, on_progress=self._progress(call, on_progress)
             )
-        ctx = ToolContext(
-            call, resources=self.resources, on_progress=self._progress(call, on_progress)
-        )
-        return await self._guarded(prepared, call, args, ctx, start, approved=None)
+            outcome = await self._guarded(prepared, call, args, ctx, start, approved=None)
+        if self._commits:  # 10. what is returned has its records written
+            await self._committed()
+        return outcome
+
+    async def _returned(self, outcome: Outcome) -> Outcome:
+        """``outcome``, once the records handed to group-commit sinks so far are written."""
+        await self._committed()
+        return outcome
 
     def _find(self, call: ToolCall, start: float) -> Prepared | Failed:
         """Step 1: the tool's plan (computed once per spec), or ``not_found``."""
@@ -326,9 +337,11 @@ class Executor(Reporter):
         else:
             approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
-            return await _approving.resume_other(
+            other = await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
+            await self._committed()
+            return other
         from invokit.approvals import ApprovalDecision
 
         answer = None
@@ -347,8 +360,16 @@ class Executor(Reporter):
         request = (await self.approvals.get(approval_id)).request
         if request.call.metadata and PARENT in request.call.metadata:
             # A call made by another tool (a compose script's child): that tool goes on.
-            return await continue_parent(self, approval_id, request, outcome)
+            outcome = await continue_parent(self, approval_id, request, outcome)
+        await self._committed()
         return outcome
+
+    async def _committed(self) -> None:
+        """Wait until every record handed to a group-commit sink so far is written."""
+        for commit in self._commits:
+            waiter = commit()
+            if waiter is not None:
+                await waiter
 
     async def _recheck(
         self,

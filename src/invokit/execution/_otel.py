@@ -141,7 +141,8 @@ class OpenTelemetrySink(BufferedSink):
         self._results: dict[int, str] = {}
         self._registry: Registry | None = None
         self._descriptions: dict[str, tuple[ToolSpec, dict[str, Any]]] = {}
-        super().__init__(types=types, flush_interval=flush_interval)
+        # Spans are tracing, not audit: a call's result never waits for their export.
+        super().__init__(types=types, flush_interval=flush_interval, group_commit=False)
         _SINKS.add(self)
 
     # -- on the caller's task ---------------------------------------------------------------

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
 from invokit.execution._outcomes import Failed
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.execution._executor import Executor
     from invokit.execution._prepared import Prepared
-    from invokit.permissions import Quota
+    from invokit.permissions import PermissionRequest, Quota
+    from invokit.permissions._rules import Rule
 
 
 def quota_key(quota: Quota, call: ToolCall, tool: str, project: str | None) -> str:
@@ -33,14 +36,21 @@ def quota_key(quota: Quota, call: ToolCall, tool: str, project: str | None) -> s
 
 
 async def check_quotas(
-    ex: Executor, prepared: Prepared, call: ToolCall, start: float
+    ex: Executor, prepared: Prepared, call: ToolCall, args: Mapping[str, Any], start: float
 ) -> Failed | None:
-    """Count ``call`` against each of its tool's quotas; the first one exceeded refuses it
-    (``quota_exceeded``, saying when the next call is allowed). A count already recorded for
-    an earlier quota of the same call stays (the call was attempted)."""
+    """Count ``call`` against each of its tool's quotas (a rule's quota only when its rule
+    matches the call); the first one exceeded refuses it (``quota_exceeded``, saying when the
+    next call is allowed). A count already recorded for an earlier quota of the same call
+    stays (the call was attempted)."""
     tool = str(prepared.spec.name)
     now = time.time()
+    requests: tuple[PermissionRequest, ...] | None = None
     for quota in prepared.quotas:
+        if quota.rule is not None:
+            if requests is None:  # the call's requests, asked once, only for rule quotas
+                requests = tuple(prepared.tool.permissions(args, ToolContext(call)))
+            if not _matches(quota.parsed(), args, requests, ex.policy.root):
+                continue
         key = quota_key(quota, call, tool, ex.project)
         try:
             retry = await ex.approvals.count_call(
@@ -65,6 +75,16 @@ async def check_quotas(
                 },
             )
     return None
+
+
+def _matches(
+    rule: Rule, args: Mapping[str, Any], requests: tuple[PermissionRequest, ...], root: str | None
+) -> bool:
+    """Whether a quota's rule matches the call: any of its requests, or the call itself."""
+    if not rule.has_body:
+        return True
+    subjects: tuple[PermissionRequest | None, ...] = requests or (None,)
+    return any(rule.matches(args, subject, root) for subject in subjects)
 
 
 def exceeded_message(tool: str, quota: Quota, retry: float, now: float) -> str:

@@ -7,7 +7,7 @@ import contextlib
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from time import perf_counter
 from typing import Any
 
@@ -37,9 +37,19 @@ class Reporter:
     """For each event type some sink wants: how to hand it one record (the hot path calls it
     with ``(type, call, time.time(), data)``; elsewhere :meth:`_emit` does)."""
     _interrupts: dict[str, Interrupt]
+    _commits: tuple[Callable[[], Awaitable[None] | None], ...]
+    """The ``committed`` of each group-commit sink: awaited before an outcome is returned."""
 
     def _listen(self, events: Sequence[EventSink]) -> None:
         self.sinks = tuple(events)
+        buffered = sys.modules.get("invokit.execution._audit_buffer")
+        self._commits = tuple(
+            sink.committed
+            for sink in self.sinks
+            if buffered is not None
+            and isinstance(sink, buffered.BufferedSink)
+            and sink.group_commit
+        )
         self._refusal_chars = self.limits.output.max_chars
         self._sinks_for = {}
         for kind in sorted(ALL_EVENT_TYPES):

@@ -56,7 +56,7 @@ async def run(
         if outcome is not None:
             return outcome
     if prepared.quotas:  # counted after the decision and approval, just before it runs
-        refused = await check_quotas(ex, prepared, call, start)
+        refused = await check_quotas(ex, prepared, call, args, start)
         if refused is not None:
             return refused
     tool = prepared.tool

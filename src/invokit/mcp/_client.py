@@ -2,8 +2,8 @@
 
 Each remote tool is listed as ``prefix.name`` and every call goes through the local executor
 with an ``McpInvoke(server, tool)`` permission request, so local policy and approvals apply to
-remote tools. Tools are pinned on first sight (:class:`PinStore`); a tool the server changed
-since is hidden until trusted again. Connecting and each call have time limits, and a toolset
+remote tools. A server's tools are pinned when it is first listed (:class:`PinStore`); a tool the
+server changed since, or added since, is hidden until trusted. Connecting and each call have time limits, and a toolset
 reconnects after its server restarts.
 """
 
@@ -45,15 +45,16 @@ Transport = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ChangedTool:
-    """A remote tool hidden because it differs from the version that was trusted."""
+    """A remote tool hidden until trusted: it differs from the version that was trusted, or
+    the server added it after its tools were first trusted (``pinned`` is ``None``)."""
 
     server: str
     tool: str
     """Its name on the server."""
     name: str
     """Its name in this toolset (``prefix.tool``)."""
-    pinned: str
-    """The trusted fingerprint."""
+    pinned: str | None
+    """The trusted fingerprint; ``None`` for a tool added since the server was trusted."""
     current: str
     """The fingerprint the server lists now; trust it with ``toolset.trust(name)``."""
 
@@ -212,11 +213,12 @@ class MCPToolset(Registry):
         return f"MCP server {self.server!r}"
 
     def is_hidden(self, remote_name: str) -> bool:
-        """Whether the server changed this tool since it was trusted."""
+        """Whether this tool waits to be trusted (changed or added since the server was)."""
         return remote_name in self._changed
 
     def changed(self) -> list[ChangedTool]:
-        """The tools hidden because the server changed them after they were trusted."""
+        """The tools hidden until trusted: changed since they were trusted, or added by the
+        server since its tools were first trusted."""
         return [self._changed[k] for k in sorted(self._changed)]
 
     def trust(self, name: str) -> None:
@@ -396,14 +398,31 @@ class MCPToolset(Registry):
     def _plan(self, listed: list[types.Tool]) -> _Listing:
         plan = _Listing()
         pinned = self.pins.snapshot(self.server)
+        # The first listing of a server is its first trust: every tool is pinned. After
+        # that, a tool the server adds is as unknown as a changed one, and waits the same way.
+        first_trust = not pinned
         new_pins: dict[str, str] = {}
         for remote in listed:
             tool = self._convert(remote, plan.problems)
             if tool is None:
                 continue
             known = pinned.get(remote.name)
-            if known is None:
+            if known is None and first_trust:
                 new_pins[remote.name] = tool.fingerprint
+            elif known is None:
+                plan.changed[remote.name] = ChangedTool(
+                    server=self.server,
+                    tool=remote.name,
+                    name=tool.name,
+                    pinned=None,
+                    current=tool.fingerprint,
+                )
+                logger.warning(
+                    "MCP server %s added tool %r after it was trusted; hidden until trusted "
+                    "(invokit mcp trust)",
+                    self.server,
+                    remote.name,
+                )
             elif known != tool.fingerprint:
                 plan.changed[remote.name] = ChangedTool(
                     server=self.server,

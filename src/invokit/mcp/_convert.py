@@ -122,11 +122,13 @@ def result_dict(result: ToolResult, shape: OutputShape | None = None) -> dict[st
         if result.truncated:
             # A cut result has no structured value (it would be the whole output again), so
             # it cannot meet the output schema: say why, rather than blame the tool.
-            return error_dict(
-                "output_too_large",
+            # The cut text still goes along: it says where the rest went, if it was spilled.
+            message = (
                 f"The output of {result.name!r} was over the output limit and was cut, so it "
-                "cannot be returned as its declared structured output. Ask for less.",
+                "cannot be returned as its declared structured output. Ask for less."
             )
+            cut = result_text(result)
+            return error_dict("output_too_large", f"{message}\n\n{cut}" if cut else message)
         value = {RESULT_KEY: structured} if shape.wrapped else structured
         if shape.validator is not None and not shape.validator.is_valid(value):
             problems = "; ".join(
@@ -171,6 +173,11 @@ def _error_dict(result: ToolResult) -> dict[str, Any]:
         {"type": "text", "text": result.error.message if result.error else "The tool failed."}
     ]
     return data
+
+
+def result_text(result: ToolResult) -> str:
+    """The text parts of ``result``, joined."""
+    return "\n".join(p.text for p in result.content if isinstance(p, TextPart))
 
 
 def _path(parts: Any) -> str:

@@ -8,13 +8,18 @@ that cannot ask never causes an approval.
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from invokit.approvals import ApprovalRequest
+from invokit.mcp._identity import IDENTITY_PREFIX
 from invokit.mcp._sanitize import printable, printable_json
 
 APPROVE_FIELD = "approve"
+APPROVAL_INPUT = "invokit.approval"
+"""The key of the approval question in a stateless ``input_required`` result."""
 
 REQUESTED_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -80,6 +85,43 @@ def read_answer(action: str, content: dict[str, Any] | None) -> Answer:
     return Answer(verdict="none")
 
 
+def input_required(request: ApprovalRequest, key: str = APPROVAL_INPUT) -> dict[str, Any]:
+    """The ``input_required`` result (stateless protocol) that asks the client to put the
+    approval question to the person, then call again with the answer.
+
+    ``requestState`` is the approval id; the SDK seals it and binds it to this tool, these
+    arguments and a time limit, so a client can neither read nor move it to another call.
+    """
+    return {
+        "resultType": "input_required",
+        "inputRequests": {
+            key: {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": approval_question(request),
+                    "requestedSchema": REQUESTED_SCHEMA,
+                },
+            }
+        },
+        "requestState": request.id,
+    }
+
+
+def read_input_response(responses: Mapping[str, Any] | None, key: str) -> Answer | None:
+    """The person's answer in the ``inputResponses`` of a retried call; ``None`` if absent."""
+    if not responses or key not in responses:
+        return None
+    response = responses[key]
+    if isinstance(response, Mapping):
+        action, content = response.get("action"), response.get("content")
+    else:
+        action, content = getattr(response, "action", None), getattr(response, "content", None)
+    if not isinstance(action, str):
+        return None
+    return read_answer(action, dict(content) if isinstance(content, Mapping) else None)
+
+
 ApprovalReach = Literal["cli", "host", "none"]
 """Who can still approve a pending request, as far as this server knows: ``cli`` (the store
 is the SQLite file ``invokit approvals`` opens), ``host`` (a store shared with the host
@@ -87,11 +129,16 @@ application, somewhere else), ``none`` (approvals live in this process's memory)
 
 
 def approval_reach(store: Any) -> ApprovalReach:
-    """Who can approve a request kept in ``store`` from outside this server."""
+    """Who can approve a request kept in ``store`` from outside this server: ``invokit
+    approvals`` opens the state directory's SQLite store, and a PostgreSQL store with
+    ``--state`` (see :func:`state_argument`)."""
     from invokit.approvals import MemoryApprovalStore, SqliteApprovalStore
+    from invokit.postgres import PostgresApprovalStore
 
     if isinstance(store, MemoryApprovalStore):
         return "none"
+    if isinstance(store, PostgresApprovalStore):
+        return "cli"
     if isinstance(store, SqliteApprovalStore):
         from invokit._state import state_dir
         from invokit.approvals._sqlite import DEFAULT_FILE
@@ -105,12 +152,31 @@ def approval_reach(store: Any) -> ApprovalReach:
     return "host"
 
 
-def pending_message(request: ApprovalRequest, reach: ApprovalReach = "cli") -> str:
+def state_argument(store: Any) -> str | None:
+    """The ``--state`` that makes ``invokit approvals`` open ``store`` (a PostgreSQL store, its
+    URL with any password masked), or ``None`` when the default state is the one."""
+    from invokit.postgres import PostgresApprovalStore
+
+    if isinstance(store, PostgresApprovalStore):
+        return store.url
+    return None
+
+
+def pending_message(
+    request: ApprovalRequest,
+    reach: ApprovalReach = "cli",
+    *,
+    stateless: bool = False,
+    state: str | None = None,
+) -> str:
     """The error text for a call that waits for approval: the id, and only what can work.
 
     ``invokit approvals approve ID`` is suggested only when that command opens the store this
     server keeps the request in; an approval binds to this session, so the retry must come
-    from the same connection.
+    from the same connection. Over the stateless protocol (``stateless``) there is no session
+    to bind to: any retry with the same arguments is the one. A client that names itself
+    (``Invokit-Client-Id``) keeps its session through any connection or replica. ``state`` is
+    the ``--state`` the command needs.
     """
     why = printable(request.reason or "the policy asks", keep_newlines=False)
     head = (
@@ -121,10 +187,16 @@ def pending_message(request: ApprovalRequest, reach: ApprovalReach = "cli") -> s
         "then call the tool again with exactly the same arguments, in this same session (an "
         "approval does not carry over to a new connection)."
     )
+    if stateless:
+        retry = "then call the tool again with exactly the same arguments."
+    elif (request.session_id or "").startswith(IDENTITY_PREFIX):
+        retry = "then call the tool again with exactly the same arguments, as this same client."
     if reach == "cli":
+        where = "on this machine" if state is None else "that can reach the shared state"
+        option = "" if state is None else f" --state {shlex.quote(state)}"
         return (
-            f"{head} Ask the user to approve it in a terminal on this machine with "
-            f"`invokit approvals approve {request.id}`, {retry}"
+            f"{head} Ask the user to approve it in a terminal {where} with "
+            f"`invokit approvals approve {request.id}{option}`, {retry}"
         )
     if reach == "host":
         return (

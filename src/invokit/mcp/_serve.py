@@ -9,7 +9,7 @@ from typing import Any, Literal
 import anyio
 
 from invokit.execution import Executor
-from invokit.mcp._server import build_server
+from invokit.mcp._server import DEFAULT_PAGE_SIZE, build_server
 from invokit.registry import Registry
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -27,6 +27,8 @@ async def serve(
     ready: Callable[[str], None] | None = None,
     token: str | None = None,
     heartbeat: float = 5.0,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    approval_wait: float = 0.0,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -49,8 +51,19 @@ async def serve(
             or ``?token=TOKEN``); other local users and processes are turned away with 401.
         heartbeat: seconds between progress notifications sent while a call waits for a
             person (to a client that sent a progress token), so its timeout does not expire.
+        page_size: the most tools one ``tools/list`` page holds (clients follow ``nextCursor``).
+        approval_wait: seconds a call that nobody here can ask about (no inline approver,
+            no elicitation) waits for a decision made elsewhere (``invokit approvals``, any
+            replica) before it answers "approval required"; ``0`` answers at once.
     """
-    server = build_server(registry, executor, name=name, heartbeat=heartbeat)
+    server = build_server(
+        registry,
+        executor,
+        name=name,
+        heartbeat=heartbeat,
+        page_size=page_size,
+        approval_wait=approval_wait,
+    )
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 

@@ -13,38 +13,56 @@ client that sent a progress token receives heartbeat progress notifications.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import json
 import logging
 import secrets
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from invokit._calls import ToolCall, ToolResult
+from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.approvals import ApprovalRequest
+from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
 from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
 from invokit.mcp._elicit import (
+    APPROVAL_INPUT,
     REQUESTED_SCHEMA,
+    Answer,
     approval_question,
     approval_reach,
+    input_required,
     pending_message,
     read_answer,
+    read_input_response,
+    state_argument,
 )
+from invokit.mcp._identity import client_identity
+from invokit.mcp._paging import cursor_after, name_in
+from invokit.mcp._progress import ProgressReporter
+from invokit.mcp._roots import ROOTS_STATE, client_roots
+from invokit.mcp._waiting import wait_for_decision
 from invokit.registry import Registry
-from invokit.tools import Progress
 
 logger = logging.getLogger("invokit.mcp")
 
 _SESSION_STATE = "invokit.session_id"
+DEFAULT_PAGE_SIZE = 100
+"""Tools per ``tools/list`` page unless ``build_server(page_size=...)`` says otherwise."""
 Context = Any
 """The SDK's ``ServerRequestContext`` (its generic parameters add nothing here)."""
 
@@ -73,13 +91,28 @@ class ToolServer:
         executor: runs every call; its policy, approvals and limits apply.
     """
 
-    def __init__(self, registry: Registry, executor: Executor, *, heartbeat: float = 5.0) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        executor: Executor,
+        *,
+        heartbeat: float = 5.0,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        approval_wait: float = 0.0,
+    ) -> None:
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size!r}")
         self.registry = registry
         self.executor = executor
         self.heartbeat = heartbeat
         """Seconds between progress heartbeats while a call waits for a person."""
+        self.page_size = page_size
+        """The most tools one ``tools/list`` page holds."""
+        self.approval_wait = approval_wait
+        """Seconds a call nobody here can ask about waits for a decision made elsewhere."""
         self._listed: list[ToolSpec] = []
         self._listing: dict[str, Any] | None = None
+        self._names: list[str] = []
         self._shapes: dict[str, tuple[ToolSpec, OutputShape]] = {}
         self._connections: dict[int, Any] = {}
         self._changed: anyio.Event | None = None
@@ -88,8 +121,9 @@ class ToolServer:
     # -- tools/list ---------------------------------------------------------------------
 
     def listing(self) -> dict[str, Any]:
-        """The ``tools/list`` result in wire form, rebuilt only when a spec changed."""
-        specs = self.registry.specs()
+        """Every tool in wire form (``{"tools": [...]}``, sorted by name), rebuilt only when a
+        spec changed. ``tools/list`` serves it in pages of :attr:`page_size`."""
+        specs = self._specs()
         cached = self._listing
         if (
             cached is not None
@@ -102,13 +136,46 @@ class ToolServer:
             shape = self._shape(spec)
             tools.append(tool_dict(spec, shape))
         self._listed = specs
+        self._names = [str(spec.name) for spec in specs]
         self._listing = {"tools": tools}
         return self._listing
 
+    def _specs(self) -> list[ToolSpec]:
+        """The registry's specs, and ``tool_result_read`` whenever the executor spills outputs
+        (a spilled result tells the model to call it, so the client must see it)."""
+        specs = self.registry.specs()
+        if READER_NAME in self.registry:
+            return specs
+        reader = self.executor.registry.get(READER_NAME)
+        spec = reader.current_spec() if reader is not None else None
+        if spec is None:
+            return specs
+        specs = [*specs, spec]
+        specs.sort(key=lambda spec: str(spec.name))
+        return specs
+
+    def page(self, cursor: str | None) -> dict[str, Any]:
+        """One ``tools/list`` page: the tools after ``cursor``, and the next cursor if more.
+
+        A cursor names the last tool of the page before it, so a client walking every page
+        gets each tool once, in name order, even when the list changes between pages.
+        """
+        tools = self.listing()["tools"]
+        start = 0
+        if cursor is not None:
+            start = bisect.bisect_right(self._names, name_in(cursor))
+        end = start + self.page_size
+        if start == 0 and end >= len(tools):
+            return self.listing()
+        page: dict[str, Any] = {"tools": tools[start:end]}
+        if end < len(tools):
+            page["nextCursor"] = cursor_after(self._names[end - 1])
+        return page
+
     async def list_tools(
-        self, ctx: Context, params: types.PaginatedRequestParams
+        self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
-        return self.listing()
+        return _complete(ctx, self.page(params.cursor if params is not None else None))
 
     def _shape(self, spec: ToolSpec) -> OutputShape:
         entry = self._shapes.get(spec.name)
@@ -121,26 +188,29 @@ class ToolServer:
     # -- tools/call ---------------------------------------------------------------------
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+        roots = await self._client_roots(ctx)
+        session_id, call_id = self._identify(ctx)
         call = ToolCall(
-            id=str(ctx.request_id),
+            id=call_id,
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
-            session_id=self._session_id(ctx),
+            session_id=session_id,
+            metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
         )
         meta = ctx.meta
         reporter = None
         if meta and meta.get("progress_token") is not None:
-            reporter = _ProgressReporter(ctx)
+            reporter = ProgressReporter(ctx)
         try:
             if reporter is None:
-                return await self._run(ctx, call, None)
+                return _complete(ctx, await self._run(ctx, call, None, params))
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeats, call, reporter)
                 try:
-                    answer = await self._run(ctx, call, reporter)
+                    answer = await self._run(ctx, call, reporter, params)
                 finally:
                     group.cancel_scope.cancel()
-            return answer
+            return _complete(ctx, answer)
         except anyio.get_cancelled_exc_class():
             # The client cancelled the call, timed out or went away: its questions are
             # withdrawn, so no answer given later can run a call the client was told failed.
@@ -149,8 +219,17 @@ class ToolServer:
             raise
 
     async def _run(
-        self, ctx: Context, call: ToolCall, reporter: _ProgressReporter | None
+        self,
+        ctx: Context,
+        call: ToolCall,
+        reporter: ProgressReporter | None,
+        params: types.CallToolRequestParams,
     ) -> dict[str, Any]:
+        if params.request_state is not None and _stateless(ctx):
+            # The retry of a call this server answered with ``input_required``: the state is
+            # the approval id, sealed and bound to this tool and these arguments by the SDK.
+            answer = read_input_response(params.input_responses, APPROVAL_INPUT)
+            return await self._decide(ctx, params.request_state, answer, reporter)
         with _trace_context(ctx.meta):
             outcome = await self.executor.execute(call, on_progress=reporter)
             if isinstance(outcome, Interrupted):
@@ -189,7 +268,7 @@ class ToolServer:
                 continue
             emit_resolved(self.executor, request.call, request, decision)
 
-    async def _heartbeats(self, call: ToolCall, reporter: _ProgressReporter) -> None:
+    async def _heartbeats(self, call: ToolCall, reporter: ProgressReporter) -> None:
         """While a person decides, a progress notification every ``heartbeat`` seconds, so a
         client whose timeout resets on progress keeps waiting."""
         while True:
@@ -210,7 +289,30 @@ class ToolServer:
             return result_dict(result)
         found = self.executor.registry.get(result.name)
         spec = found.current_spec() if found is not None else None
+        if result.structured is not None and not result.truncated:
+            result = self._limit_structured(result, spec)
         return result_dict(result, self._shape(spec) if spec is not None else None)
+
+    def _limit_structured(self, result: ToolResult, spec: ToolSpec | None) -> ToolResult:
+        """The output limit applied to ``structuredContent`` as to text: a structured value
+        larger than the limit is cut or spilled the same way, and never sent whole.
+
+        The executor limited the content; a structured value that is the content's own value
+        (a JSON or text result) was limited with it, so only a different one is measured.
+        """
+        structured = result.structured
+        if len(result.content) == 1:
+            part = result.content[0]
+            if getattr(part, "value", None) is structured or getattr(part, "text", None) is (
+                structured
+            ):
+                return result
+        limit = (spec.output_limit if spec is not None else None) or self.executor.limits.output
+        text = json.dumps(structured, ensure_ascii=False, default=str)
+        if len(text) <= limit.max_chars and output_size(result) <= limit.max_chars:
+            return result
+        whole = replace(result, content=(TextPart(text=text),))
+        return apply_output_limit(whole, limit, self.executor.artifacts)
 
     async def _interrupted(
         self, ctx: Context, outcome: Interrupted, on_progress: Any
@@ -221,36 +323,80 @@ class ToolServer:
             message = placeholder.error.message if placeholder.error else interrupt.message()
             return error_dict(f"{interrupt.kind}_required", message, {"interrupt_id": interrupt.id})
         request = interrupt.request
+        if _stateless(ctx):
+            if _can_elicit(ctx):
+                # The stateless protocol has no mid-call requests: the question goes back in
+                # the result, and the client calls again with the person's answer.
+                return input_required(request, APPROVAL_INPUT)
+            return self._pending(request, stateless=True)
         answer = await self._elicit(ctx, interrupt)
+        return await self._decide(ctx, request.id, answer, on_progress)
+
+    async def _decide(
+        self, ctx: Context, approval_id: str, answer: Answer | None, on_progress: Any
+    ) -> dict[str, Any]:
+        """Resume ``approval_id`` with the person's answer. With none, nobody here can be
+        asked: wait (bounded by ``approval_wait``) for a decision from any process or replica,
+        then resume with it; still undecided, the call is reported pending."""
         if answer is None or answer.verdict == "none":
-            return self._pending(request)
+            if not await self._decided_elsewhere(approval_id):
+                return await self._still_pending(approval_id)
+            answer = None
         try:
-            resumed: Outcome = await self.executor.resume(
-                request.id,
-                approve=answer.verdict == "approve",
-                reason=answer.reason,
-                by="elicitation",
-                on_progress=on_progress,
-            )
+            if answer is None:  # decided elsewhere: the store holds the decision
+                resumed: Outcome = await self.executor.resume(approval_id, on_progress=on_progress)
+            else:
+                resumed = await self.executor.resume(
+                    approval_id,
+                    approve=answer.verdict == "approve",
+                    reason=answer.reason,
+                    by="elicitation",
+                    on_progress=on_progress,
+                )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
         if isinstance(resumed, Interrupted):
-            if resumed.interrupt.id != request.id:  # a compose script paused on its next call
+            if resumed.interrupt.id != approval_id:  # a compose script paused on its next call
                 return await self._interrupted(ctx, resumed, on_progress)
-            return self._pending(request)
+            return await self._still_pending(approval_id)
         return self._answer(resumed.result)
 
-    def _pending(self, request: ApprovalRequest) -> dict[str, Any]:
-        reach = approval_reach(self.executor.approvals)
+    async def _decided_elsewhere(self, approval_id: str) -> bool:
+        """Whether a decision on ``approval_id`` arrived within ``approval_wait``."""
+        if self.approval_wait <= 0:
+            return False
+        try:
+            record = await self.executor.approvals.get(approval_id)
+        except ApprovalError:
+            return False
+        return await wait_for_decision(self.executor.approvals, record.request, self.approval_wait)
+
+    async def _still_pending(self, approval_id: str) -> dict[str, Any]:
+        try:
+            record = await self.executor.approvals.get(approval_id)
+        except ApprovalError:
+            record = None
+        if record is None or record.status != "pending":
+            return error_dict(
+                "approval_unusable",
+                f"The approval {approval_id} is no longer pending (decided, expired or "
+                "withdrawn). Call the tool again to ask anew.",
+            )
+        return self._pending(record.request, stateless=record.request.session_id is None)
+
+    def _pending(self, request: ApprovalRequest, *, stateless: bool = False) -> dict[str, Any]:
+        store = self.executor.approvals
+        reach = approval_reach(store)
         return error_dict(
-            "approval_required", pending_message(request, reach), {"approval_id": request.id}
+            "approval_required",
+            pending_message(request, reach, stateless=stateless, state=state_argument(store)),
+            {"approval_id": request.id},
         )
 
     async def _elicit(self, ctx: Context, interrupt: ApprovalRequired) -> Any:
         """Ask through the client, if it can ask; ``None`` when it cannot (never an approval)."""
         session = ctx.session
-        capabilities = session.client_capabilities
-        if capabilities is None or capabilities.elicitation is None or not session.can_send_request:
+        if not _can_elicit(ctx) or not session.can_send_request:
             return None
         question = approval_question(interrupt.request)
         try:
@@ -263,12 +409,45 @@ class ToolServer:
             logger.warning("elicitation for approval %s failed: %r", interrupt.id, exc)
         return None
 
+    # -- client roots -------------------------------------------------------------------
+
+    async def _client_roots(self, ctx: Context) -> tuple[str, ...] | None:
+        """The local directories the client shares (MCP roots), asked once per connection
+        and again after ``notifications/roots/list_changed``; ``None`` when the client has
+        none to say (no roots capability, the stateless protocol, or it failed to answer)."""
+        capabilities = ctx.session.client_capabilities
+        if capabilities is None or capabilities.roots is None or _stateless(ctx):
+            return None
+        connection = _connection(ctx)
+        return await client_roots(ctx, connection.state if connection is not None else {})
+
+    async def roots_changed(self, ctx: Context, params: types.NotificationParams | None) -> None:
+        """The client's roots changed: ask again on the next call."""
+        connection = _connection(ctx)
+        if connection is not None:
+            connection.state.pop(ROOTS_STATE, None)
+
     # -- sessions and change notices ----------------------------------------------------
 
+    def _identify(self, ctx: Context) -> tuple[str | None, str]:
+        """The session id and the call id of a ``tools/call``. Over HTTP a client that names
+        itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
+        replica; its request ids are only unique per connection, so its call ids carry the
+        connection's id too (a cancelled call never withdraws another connection's question).
+        Otherwise the connection is the session and the request id is the call id."""
+        request_id = str(ctx.request_id)
+        identity = client_identity(getattr(ctx, "request", None))
+        if identity is None:
+            return self._session_id(ctx), request_id
+        return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
+
     def _session_id(self, ctx: Context) -> str | None:
-        """A stable id for the client connection: approvals and session grants bind to it."""
+        """A stable id for the client connection."""
         connection = _connection(ctx)
         if connection is None:
+            return None
+        if _stateless(ctx) and connection.session_id is None:
+            # The stateless protocol has no connection to bind to: every request stands alone.
             return None
         state: dict[str, Any] = connection.state
         found = state.get(_SESSION_STATE)
@@ -311,83 +490,67 @@ class ToolServer:
                 group.cancel_scope.cancel()
 
 
+def _stateless(ctx: Context) -> bool:
+    """The request speaks the stateless protocol (2026-07-28 on): no mid-call requests."""
+    return str(ctx.protocol_version) in MODERN_PROTOCOL_VERSIONS
+
+
+def _complete(ctx: Context, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` as the stateless protocol needs it: a final result says it is complete."""
+    if "resultType" in result or not _stateless(ctx):
+        return result
+    return {**result, "resultType": "complete"}
+
+
+def _can_elicit(ctx: Context) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
+
+
 def _connection(ctx: Context) -> Any:
     # The SDK 2.3 hands low-level handlers a per-request ServerSession whose Connection (the
     # per-client state and standalone channel) is not public yet.
     return getattr(ctx.session, "_connection", None)
 
 
-class _ProgressReporter:
-    """Sends each executor progress report, and each heartbeat, as an MCP progress
-    notification. MCP requires the numbers to grow with every notification, and a value never
-    exceeds its total.
-
-    The numbers sent are the tool's own plus an offset: each heartbeat raises the offset by one
-    (and the total with it), so a tool's ``1 of 10`` after three heartbeats is sent as ``4 of
-    13``. A report that would not grow (the tool went back, or repeated a value) or would pass
-    its total is not sent. A total, once known, stays known.
-    """
-
-    def __init__(self, ctx: Context) -> None:
-        self._session = ctx.session
-        self._offset = 0.0
-        self._tool_last = 0.0
-        self._total: float | None = None
-        self._last: float | None = None
-        self._sent = time.monotonic()
-
-    def idle(self) -> float:
-        """Seconds since the last notification."""
-        return time.monotonic() - self._sent
-
-    async def __call__(self, progress: Progress) -> None:
-        if progress.total is not None:
-            self._total = float(progress.total)
-        # A streaming tool's plain yields carry data, not numbers: count them on.
-        value = float(progress.progress) if progress.progress is not None else self._tool_last + 1
-        if self._total is not None:
-            value = min(value, self._total)
-        if value <= self._tool_last and self._last is not None:
-            return  # not growing: MCP would reject it, and a client would show it going back
-        self._tool_last = value
-        await self._send(value + self._offset, progress.message)
-
-    async def beat(self, message: str) -> None:
-        self._offset += 1
-        await self._send(self._tool_last + self._offset, message)
-
-    async def _send(self, value: float, message: str | None) -> None:
-        total = self._total + self._offset if self._total is not None else None
-        if self._last is not None and value <= self._last:  # pragma: no cover - kept by design
-            return
-        self._last = value
-        self._sent = time.monotonic()
-        await self._session.report_progress(_number(value), _number(total), message)
-
-
-def _number(value: float | None) -> float | int | None:
-    """Whole numbers as ``int`` on the wire (``4``, not ``4.0``)."""
-    if value is not None and value.is_integer():
-        return int(value)
-    return value
-
-
 def build_server(
-    registry: Registry, executor: Executor, *, name: str = "invokit", heartbeat: float = 5.0
+    registry: Registry,
+    executor: Executor,
+    *,
+    name: str = "invokit",
+    heartbeat: float = 5.0,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    approval_wait: float = 0.0,
 ) -> Server[Any]:
     """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
 
     Run it with ``server.run(read_stream, write_stream, server.create_initialization_options())``
-    or mount ``server.streamable_http_app()``; :func:`serve` does either.
+    or mount ``server.streamable_http_app()``; :func:`serve` does either. ``tools/list``
+    answers in pages of ``page_size`` tools.
     """
     from invokit import __version__
 
-    handlers = ToolServer(registry, executor, heartbeat=heartbeat)
-    server = _InvokitServer(name, version=__version__, lifespan=handlers.lifespan)
+    handlers = ToolServer(
+        registry, executor, heartbeat=heartbeat, page_size=page_size, approval_wait=approval_wait
+    )
+    server = _InvokitServer(
+        name,
+        version=__version__,
+        lifespan=handlers.lifespan,
+        # The list changes with the registry (and clients are told): never served stale.
+        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+    )
+    # The stateless protocol carries an approval id back and forth in ``requestState``: the
+    # SDK's boundary seals it under a key of this process, bound to the call and its time.
+    security = RequestStateSecurity.ephemeral(ttl=executor.limits.approval_ttl)
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, handlers.initialized
+    )
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, handlers.roots_changed
     )
     return server
 

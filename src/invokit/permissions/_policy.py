@@ -357,8 +357,10 @@ class Policy:
         self._cache: dict[int, tuple[ToolSpec, ToolPolicy]] = {}
         self.quotas: tuple[Quota, ...] = tuple(quotas)
         for quota in self.quotas:
-            if not isinstance(quota, Quota) or (quota.tool is None and quota.tag is None):
-                raise PolicyError("a policy's quotas are Quota objects with a tool or a tag")
+            if not isinstance(quota, Quota) or (
+                quota.tool is None and quota.tag is None and quota.rule is None
+            ):
+                raise PolicyError("a policy's quotas are Quota objects with a tool, tag or rule")
 
     # -- loading ----------------------------------------------------------------------------
 

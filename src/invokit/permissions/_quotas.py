@@ -1,5 +1,5 @@
-"""Quotas: at most N calls of a tool (or of every tool with a tag) per session, turn or
-project, ever or within a sliding time window.
+"""Quotas: at most N calls of a tool (or of every tool with a tag, or of the calls a policy
+rule names) per session, turn or project, ever or within a sliding time window.
 
 A quota is data, like a policy rule: declared in the policy TOML (``[[quota]]``) or on a tool
 (``@tool(quota=...)``). The executor checks the quotas that apply to a tool after the call was
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from invokit.exceptions import PolicyError
+from invokit.permissions._rules import Rule, RuleSyntaxError, parse_rule
 
 if TYPE_CHECKING:
     from invokit._spec import ToolSpec
@@ -25,16 +26,18 @@ count), each model turn (``ToolCall.turn_id``), or every call in the project."""
 
 QUOTA_SCOPES: tuple[QuotaScope, ...] = ("session", "turn", "project")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-QUOTA_KEYS = ("tool", "tag", "calls", "per", "window")
+QUOTA_KEYS = ("tool", "tag", "rule", "calls", "per", "window")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Quota:
     """At most ``calls`` calls per ``per`` (within ``window`` seconds, or ever).
 
-    On a tool (``@tool(quota=Quota(calls=3))``) ``tool`` and ``tag`` are left out: the quota is
-    that tool's. In a policy, exactly one of ``tool`` (a name or a glob such as ``"fs.*"``) or
-    ``tag`` says which tools it covers; every matching tool has its own count.
+    On a tool (``@tool(quota=Quota(calls=3))``) ``tool``, ``tag`` and ``rule`` are left out:
+    the quota is that tool's. In a policy, exactly one of ``tool`` (a name or a glob such as
+    ``"fs.*"``), ``tag``, or ``rule`` (a policy rule such as ``"shell(git push *)"`` or
+    ``"fs.write(src/**)"``: only the calls it matches count) says what it covers; every
+    matching tool has its own count.
     """
 
     calls: int
@@ -48,6 +51,9 @@ class Quota:
     """Tool names the quota covers (``fnmatch`` glob), in a policy."""
     tag: str | None = None
     """A tag whose tools the quota covers, in a policy."""
+    rule: str | None = None
+    """A policy rule: the calls it matches are counted (its tools, and its target or
+    conditions on their arguments and requests), in a policy."""
 
     def __post_init__(self) -> None:
         if type(self.calls) is not int or self.calls < 0:
@@ -60,13 +66,21 @@ class Quota:
             or not self.window > 0
         ):
             raise ValueError(f"a quota's window must be seconds > 0, not {self.window!r}")
-        if self.tool is not None and self.tag is not None:
-            raise ValueError("a quota names a tool or a tag, not both")
+        if sum(x is not None for x in (self.tool, self.tag, self.rule)) > 1:
+            raise ValueError("a quota names one of a tool, a tag or a rule")
+        if self.rule is not None:
+            try:
+                parse_rule(self.rule, "allow")
+            except RuleSyntaxError as exc:
+                raise ValueError(f"a quota's rule is not a policy rule: {exc}") from None
 
     @property
     def label(self) -> str:
         """A stable text naming this quota: part of its count's key in the store."""
-        covers = f"tool={self.tool}" if self.tool is not None else f"tag={self.tag}"
+        if self.rule is not None:
+            covers = f"rule={self.rule}"
+        else:
+            covers = f"tool={self.tool}" if self.tool is not None else f"tag={self.tag}"
         window = "ever" if self.window is None else f"{self.window:g}s"
         return f"{covers};calls={self.calls};per={self.per};window={window}"
 
@@ -76,7 +90,14 @@ class Quota:
             return fnmatch.fnmatchcase(str(spec.name), self.tool)
         if self.tag is not None:
             return self.tag in spec.tags
+        if self.rule is not None:
+            return self.parsed().selects(spec)
         return False
+
+    def parsed(self) -> Rule:
+        """The quota's ``rule``, parsed (it was checked when the quota was made)."""
+        assert self.rule is not None
+        return parse_rule(self.rule, "allow")
 
     def describe(self) -> str:
         """The limit in words, for the model: "3 calls per session within 60 s"."""
@@ -122,10 +143,10 @@ def parse_quota(data: Any) -> Quota:
     for key in data:
         if key not in QUOTA_KEYS:
             raise ValueError(f"unknown quota key {key!r}; the keys are {', '.join(QUOTA_KEYS)}")
-    tool, tag = data.get("tool"), data.get("tag")
-    if (tool is None) == (tag is None):
-        raise ValueError("a quota needs exactly one of 'tool' or 'tag'")
-    for name, value in (("tool", tool), ("tag", tag)):
+    tool, tag, rule = data.get("tool"), data.get("tag"), data.get("rule")
+    if sum(x is not None for x in (tool, tag, rule)) != 1:
+        raise ValueError("a quota needs exactly one of 'tool', 'tag' or 'rule'")
+    for name, value in (("tool", tool), ("tag", tag), ("rule", rule)):
         if value is not None and (not isinstance(value, str) or not value):
             raise ValueError(f"a quota's {name} must be a non-empty string")
     if "calls" not in data:
@@ -136,12 +157,17 @@ def parse_quota(data: Any) -> Quota:
         window=parse_window(data.get("window")),
         tool=tool,
         tag=tag,
+        rule=rule,
     )
 
 
 def quota_to_dict(quota: Quota) -> dict[str, Any]:
     """The ``[[quota]]`` table :func:`parse_quota` reads back."""
-    data: dict[str, Any] = {"tool": quota.tool} if quota.tool is not None else {"tag": quota.tag}
+    data: dict[str, Any]
+    if quota.rule is not None:
+        data = {"rule": quota.rule}
+    else:
+        data = {"tool": quota.tool} if quota.tool is not None else {"tag": quota.tag}
     data["calls"] = quota.calls
     data["per"] = quota.per
     if quota.window is not None:

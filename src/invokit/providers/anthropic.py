@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invokit._calls import ImagePart, ToolCall, ToolResult
+from invokit._gc import collector_paused
 from invokit.providers._content import as_data, part_text, texts
 from invokit.providers._declarations import UNNAMED, Declarations, Source, specs_of
 from invokit.providers._names import ANTHROPIC_NAMES, NameMap
@@ -40,6 +41,7 @@ class AnthropicTools(Declarations):
         return results_message(results)
 
 
+@collector_paused()
 def tools(source: Source, *, cache: bool = False) -> AnthropicTools:
     """Declare the tools of ``source`` for Anthropic.
 

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from invokit._calls import JsonPart, ToolCall, ToolResult
+from invokit._gc import collector_paused
 from invokit.exceptions import MissingExtra, UnsupportedSchema
 from invokit.providers._content import as_data, field, images, texts
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
@@ -61,6 +62,7 @@ class GeminiTools(Declarations):
         return results_content(results, self)
 
 
+@collector_paused()
 def tools(source: Source, *, schema: SchemaMode = "openapi") -> GeminiTools:
     """Declare the tools of ``source`` for Gemini, as one ``Tool`` with every declaration.
 

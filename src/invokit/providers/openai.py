@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from invokit._calls import ToolCall, ToolResult
+from invokit._gc import collector_paused
 from invokit.exceptions import UnsupportedSchema
 from invokit.providers._content import as_data, data_url, flagged_text, images
 from invokit.providers._declarations import UNNAMED, Declarations, Restorer, Source, specs_of
@@ -53,6 +54,7 @@ class OpenAITools(Declarations):
         return results_for(results, api=self.api)
 
 
+@collector_paused()
 def tools(source: Source, *, api: Api = "chat", strict: Strict = False) -> OpenAITools:
     """Declare the tools of ``source`` for OpenAI.
 

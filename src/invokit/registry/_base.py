@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from invokit._gc import collector_paused
 from invokit._spec import ToolName, ToolSpec
 from invokit.exceptions import DuplicateToolName
 from invokit.tools._base import Tool
@@ -65,10 +66,11 @@ class Registry(ABC):
     def specs(self) -> list[ToolSpec]:
         """The listed tools' current specs, sorted by name; hidden tools (``None``) left out."""
         out = []
-        for item in self:
-            spec = item.current_spec()
-            if spec is not None:
-                out.append(spec)
+        with collector_paused():  # the first read builds every spec
+            for item in self:
+                spec = item.current_spec()
+                if spec is not None:
+                    out.append(spec)
         return out
 
     # -- wrappers ---------------------------------------------------------------------

@@ -16,9 +16,11 @@ from invokit.builtin.filesystem._results import (
     SearchResult,
     WriteResult,
 )
+from invokit.builtin.filesystem._roots import CLIENT_ROOTS
 from invokit.builtin.filesystem._tools import filesystem
 
 __all__ = [
+    "CLIENT_ROOTS",
     "DeleteResult",
     "EditResult",
     "FileContent",

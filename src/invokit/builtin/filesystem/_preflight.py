@@ -10,6 +10,7 @@ again when the tool runs: this is the early answer, the jail stays the second li
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -33,9 +34,17 @@ Declare = Callable[[Mapping[str, Any]], list[PermissionRequest]]
 class Preflight:
     """The static checks of one toolset, over its jail and its protected paths."""
 
-    def __init__(self, jail: Jail, protected: ProtectedPaths) -> None:
+    def __init__(self, jail: Jail, protected: ProtectedPaths, *, absolute: bool = False) -> None:
         self.jail = jail
         self.protected = protected
+        self.absolute = absolute
+        """Permission requests name paths absolute (``/srv/docs/a.md``), not root-relative."""
+
+    def named(self, path: str) -> str:
+        """``path`` (canonical, root-relative) as permission requests name it."""
+        if not self.absolute:
+            return path
+        return self.jail.root if path == "." else posixpath.join(self.jail.root, path)
 
     # -- request builders, one per kind of tool --------------------------------------------
 
@@ -44,7 +53,7 @@ class Preflight:
 
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
             path = args["path"] if default is None else args.get("path", default)
-            return [FileRead(path=self.check(path, final))]
+            return [FileRead(path=self.named(self.check(path, final)))]
 
         return declare
 
@@ -54,7 +63,7 @@ class Preflight:
         max_size = MAX_EDIT_BYTES if read_too else None
 
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
-            path = self.check(args["path"], final, change=action, max_size=max_size)
+            path = self.named(self.check(args["path"], final, change=action, max_size=max_size))
             if read_too:
                 return [FileRead(path=path), FileWrite(path=path)]
             return [FileWrite(path=path)]
@@ -65,7 +74,8 @@ class Preflight:
         """``FileDelete(path)``, refused for a protected path or a folder holding one."""
 
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
-            return [FileDelete(path=self.check(args["path"], "entry", change="delete"))]
+            path = self.check(args["path"], "entry", change="delete")
+            return [FileDelete(path=self.named(path))]
 
         return declare
 
@@ -75,7 +85,7 @@ class Preflight:
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
             source = self.check(args["path"], "entry", change="move away")
             target = self.check(args["destination"], "entry", change="move onto")
-            return [FileDelete(path=source), FileWrite(path=target)]
+            return [FileDelete(path=self.named(source)), FileWrite(path=self.named(target))]
 
         return declare
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import stat
 from datetime import UTC, datetime
 
 from invokit.builtin.filesystem._globbing import compile_glob
@@ -29,6 +31,24 @@ __all__ = ["RESULT_OVERHEAD_CHARS", "glob_paths", "list_directory", "read_file",
 _SKIP_CHUNK = 1 << 20
 RESULT_OVERHEAD_CHARS = 300
 """Room kept for the result's other fields (numbers, flags, keys) beside the path and content."""
+
+
+INLINE_READ_BYTES = 64 * 1024
+"""A regular file up to this size is read on the event loop: the read takes microseconds,
+less than handing it to a worker thread and back."""
+
+
+def small_file(jail: Jail, path: object) -> bool:
+    """Whether ``path`` names a regular file of at most :data:`INLINE_READ_BYTES`. A hint
+    only, for where to read: ``read_file`` checks the path in the jail itself and never reads
+    more than its ``max_bytes``."""
+    if type(path) is not str or "\x00" in path:
+        return False
+    try:
+        status = os.stat(os.path.join(jail.root, path), follow_symlinks=False)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size <= INLINE_READ_BYTES
 
 
 def read_file(

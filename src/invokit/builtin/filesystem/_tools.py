@@ -23,7 +23,13 @@ from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._preflight import Preflight
 from invokit.builtin.filesystem._protected import ProtectedPaths
-from invokit.builtin.filesystem._reading import glob_paths, list_directory, read_file, stat_entry
+from invokit.builtin.filesystem._reading import (
+    glob_paths,
+    list_directory,
+    read_file,
+    small_file,
+    stat_entry,
+)
 from invokit.builtin.filesystem._results import (
     DeleteResult,
     EditResult,
@@ -39,6 +45,7 @@ from invokit.builtin.filesystem._results import (
     SearchResult,
     WriteResult,
 )
+from invokit.builtin.filesystem._roots import RootedTool
 from invokit.builtin.filesystem._search import Engine, SearchQuery, search
 from invokit.builtin.filesystem._walk import walk
 from invokit.builtin.filesystem._writing import (
@@ -51,7 +58,7 @@ from invokit.builtin.filesystem._writing import (
 from invokit.exceptions import AccessDenied, ToolError
 from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
 from invokit.registry import ToolRegistry
-from invokit.tools import FunctionTool, ToolContext, tool
+from invokit.tools import FunctionTool, ToolContext
 
 __all__ = ["filesystem"]
 
@@ -80,6 +87,7 @@ def filesystem(
     search_engine: Engine = "auto",
     output_limit: OutputLimit | None = None,
     protected: Iterable[str | os.PathLike[str]] = (),
+    absolute_requests: bool = False,
 ) -> ToolRegistry:
     """The filesystem toolset: ``fs.read``, ``fs.list``, ``fs.glob``, ``fs.search``, ``fs.stat``,
     and, when ``writable``, ``fs.write``, ``fs.edit``, ``fs.move``, ``fs.delete``, ``fs.mkdir``.
@@ -107,12 +115,16 @@ def filesystem(
             paths are relative to ``root``. No tool writes, creates, edits, deletes or moves
             one, or a folder that holds one: such a call is refused (``AccessDenied``) in
             preflight, before any policy or person is asked. Reading them stays allowed.
+        absolute_requests: name paths absolute in permission requests (``FileRead``,
+            ``FileWrite``, ``FileDelete``), so that policy rules, approvals and the audit log
+            tell this root's files from another's when several roots are served side by side.
+            Tools still take and return root-relative paths.
     """
     if max_read_bytes < 1 or max_entries < 1:
         raise ValueError("max_read_bytes and max_entries must be positive")
     jail = Jail(root, allow_hard_links=allow_hard_links)
-    checks = Preflight(jail, ProtectedPaths(root, protected))
-    factory = _Factory(namespace=namespace, output_limit=output_limit)
+    checks = Preflight(jail, ProtectedPaths(root, protected), absolute=absolute_requests)
+    factory = _Factory(namespace=namespace, output_limit=output_limit, jail=jail)
     reader = factory.reader
     # A page of fs.read fits the output limit it will be measured against (the executor's, in
     # the context), so the limit never cuts a result that says it is complete.
@@ -148,6 +160,8 @@ def filesystem(
             max_chars=ctx.output_limit.max_chars if ctx.output_limit else default_chars,
             binary=binary,
         )
+        if small_file(jail, path):  # a thread hop would cost more than the read
+            return call()
         return await _abandonable(call)
 
     @reader("list", permissions=checks.reads("directory", default="."))
@@ -172,7 +186,7 @@ def filesystem(
             max_entries=max_entries,
         )
         listing = await _abandonable(call)
-        return replace(listing, entries=_permitted(ctx, listing.entries))
+        return replace(listing, entries=_permitted(ctx, checks, listing.entries))
 
     @reader("glob", permissions=checks.reads("directory", default="."))
     async def glob(
@@ -199,7 +213,7 @@ def filesystem(
             include_ignored=include_ignored,
         )
         found = await _abandonable(call)
-        return replace(found, matches=_permitted(ctx, found.matches))
+        return replace(found, matches=_permitted(ctx, checks, found.matches))
 
     @reader("search", permissions=checks.reads("directory", default="."))
     async def search_(
@@ -239,7 +253,7 @@ def filesystem(
         found = await run_cancellable(
             functools.partial(_search_with_stop, jail, query, search_engine)
         )
-        return replace(found, matches=_permitted(ctx, found.matches))
+        return replace(found, matches=_permitted(ctx, checks, found.matches))
 
     @reader("stat", permissions=checks.reads("entry"))
     async def stat(path: str) -> FileStat:
@@ -340,12 +354,14 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 
         def checked() -> MoveResult:
             # A rule about something inside the folder must hold for the folder as a whole.
-            _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "move")
+            _check_subtree(
+                jail, ctx, path, lambda sub: [FileDelete(path=checks.named(sub))], "move"
+            )
             _check_subtree(
                 jail,
                 ctx,
                 path,
-                lambda sub: [FileWrite(path=_rebase(sub, path, destination))],
+                lambda sub: [FileWrite(path=checks.named(_rebase(sub, path, destination)))],
                 "move",
             )
             return call()
@@ -365,7 +381,9 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 
         def checked() -> DeleteResult:
             if recursive:
-                _check_subtree(jail, ctx, path, lambda sub: [FileDelete(path=sub)], "delete")
+                _check_subtree(
+                    jail, ctx, path, lambda sub: [FileDelete(path=checks.named(sub))], "delete"
+                )
             return call()
 
         return await anyio.to_thread.run_sync(checked)
@@ -391,14 +409,19 @@ def _writers(jail: Jail, factory: _Factory, checks: Preflight) -> list[FunctionT
 class _Factory:
     """Builds the tools with the toolset's shared options and honest hints."""
 
-    def __init__(self, *, namespace: str, output_limit: OutputLimit | None) -> None:
+    def __init__(self, *, namespace: str, output_limit: OutputLimit | None, jail: Jail) -> None:
         self.namespace = namespace
         self.output_limit = output_limit
+        self.jail = jail
+
+    def _tool(self, **options: Any) -> Callable[[Callable[..., Any]], FunctionTool]:
+        # Every tool also keeps to the caller's client roots (MCP roots), in preflight.
+        return lambda fn: RootedTool(fn, jail=self.jail, **options)
 
     def reader(
         self, name: str, *, permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]]
     ) -> Callable[[Callable[..., Any]], FunctionTool]:
-        return tool(
+        return self._tool(
             name=f"{self.namespace}.{name}",
             read_only=True,
             destructive=False,
@@ -418,7 +441,7 @@ class _Factory:
         permissions: Callable[[Mapping[str, Any]], list[PermissionRequest]],
         destructive: bool = True,
     ) -> Callable[[Callable[..., Any]], FunctionTool]:
-        return tool(
+        return self._tool(
             name=f"{self.namespace}.{name}",
             read_only=False,
             destructive=destructive,
@@ -481,10 +504,10 @@ def _norm(path: Any) -> str:
         return path
 
 
-def _permitted(ctx: ToolContext, items: tuple[Entry, ...]) -> tuple[Entry, ...]:
+def _permitted(ctx: ToolContext, checks: Preflight, items: tuple[Entry, ...]) -> tuple[Entry, ...]:
     """Leave out what the policy's deny rules forbid reading: a recursive listing, glob or
     search reaches files its single declared ``FileRead`` could not name up front."""
-    return tuple(item for item in items if ctx.permits(FileRead(path=item.path)))
+    return tuple(item for item in items if ctx.permits(FileRead(path=checks.named(item.path))))
 
 
 async def _abandonable(call: Callable[[], T]) -> T:

@@ -1,0 +1,338 @@
+"""``invokit serve`` as the CLI runs it against the MCP SDK's ``MCPServer``: one small file read.
+
+Run: ``.venv/bin/python benchmarks/bench_serve.py [--quick] [--only stdio|http]``.
+
+Every server is a subprocess serving ``fs.read`` of the same small file in a temporary project,
+reached by the same MCP SDK client:
+
+- ``invokit serve``: the installed ``invokit`` console script, exactly as a client starts it
+  (audit log and live log on, default policy, a private state directory);
+- ``invokit serve, no sinks``: the same command with the audit log and the live log taken out
+  (what the audit log adds is the difference);
+- ``SDK MCPServer``: a small script (below) whose ``read`` tool reads the same file.
+
+Over stdio each contender serves sequential calls; over streamable HTTP 1, 8 and 32 concurrent
+client sessions each make sequential calls, and every call's latency is kept for p50/p99. The
+contenders alternate within each round, so the machine's changes of speed hit them alike; the
+median of the rounds is reported with each ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+INVOKIT = str(Path(sys.executable).with_name("invokit"))
+
+SDK_SERVER = """
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+root = Path(sys.argv[1]).resolve()
+server = MCPServer("sdk")
+
+@server.tool()
+def read(path: str) -> str:
+    \"\"\"Read a text file under the root.\"\"\"
+    target = (root / path).resolve()
+    if not target.is_relative_to(root):
+        raise ValueError("outside the root")
+    return target.read_text()
+
+if sys.argv[2] == "stdio":
+    server.run("stdio")
+else:
+    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+"""
+
+NO_SINKS = """
+import sys
+import invokit.cli._runtime as runtime
+import invokit.cli._serve as serve
+
+import os
+keep = os.environ.get("BENCH_SERVE_KEEP", "")
+
+def without_sinks(setup, **kwargs):
+    if "live" not in keep:
+        kwargs["sinks"] = ()
+    kwargs["audit"] = "audit" in keep
+    return runtime.build_executor(setup, **kwargs)
+
+serve.build_executor = without_sinks
+from invokit.cli import main
+sys.argv = ["invokit", *sys.argv[1:]]
+main()
+"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contender:
+    name: str
+    tool: str
+    argv: Callable[[str], list[str]]
+    """The command for a transport (``stdio``, or ``http`` with the port)."""
+
+
+def contenders(root: Path) -> list[Contender]:
+    here = str(root)
+    return [
+        Contender(
+            name="invokit serve",
+            tool="fs.read",
+            argv=lambda t: [INVOKIT, "serve", f"--{t}", "--no-ask"],
+        ),
+        Contender(
+            name="invokit serve, no sinks",
+            tool="fs.read",
+            argv=lambda t: [sys.executable, "-c", NO_SINKS, "serve", f"--{t}", "--no-ask"],
+        ),
+        Contender(
+            name="SDK MCPServer",
+            tool="read",
+            argv=lambda t: [sys.executable, "-c", SDK_SERVER, here, t],
+        ),
+    ]
+
+
+def environment(state: Path) -> dict[str, str]:
+    return {**os.environ, "INVOKIT_STATE_DIR": str(state), "COLUMNS": "120"}
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system, all threads) used so far by this process's children that
+    are still running: the server under test."""
+    me, total = os.getpid(), 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as file:
+                fields = file.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+async def stdio_rate(who: Contender, root: Path, state: Path, calls: int) -> tuple[float, float]:
+    """Sequential calls per second over stdio, and the server's CPU time per call."""
+    argv = who.argv("stdio")
+    params = StdioServerParameters(
+        command=argv[0], args=argv[1:], env=environment(state), cwd=str(root)
+    )
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (set-up, not measured)
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for _ in range(30):  # warm up both ends
+                await session.call_tool(who.tool, {"path": "small.txt"})
+            start, cpu = time.perf_counter(), children_cpu()
+            for _ in range(calls):
+                result = await session.call_tool(who.tool, {"path": "small.txt"})
+                assert not result.is_error, result
+            rate = calls / (time.perf_counter() - start)
+            return rate, (children_cpu() - cpu) / calls
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[str]:
+    """The server running over streamable HTTP; yields its URL."""
+    log = state / f"http-{who.tool}-{time.monotonic_ns()}.log"
+    argv = who.argv("http")
+    port = free_port()
+    if who.tool == "read":
+        argv = [*argv, str(port)]
+        url = f"http://127.0.0.1:{port}/mcp"
+    else:
+        argv = [*argv, "--port", str(port), "--json"]
+        url = ""
+    with log.open("w") as out:
+        process = subprocess.Popen(  # noqa: ASYNC220 (set-up, not measured)
+            argv, cwd=root, env=environment(state), stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not url:
+                for line in log.read_text().splitlines():
+                    if line.startswith("{") and json.loads(line).get("event") == "ready":
+                        url = json.loads(line)["url"]
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(log.read_text()[-2000:])
+                await anyio.sleep(0.05)
+            while True:  # the SDK's server: wait until it accepts connections
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline or process.poll() is not None:
+                        raise RuntimeError(log.read_text()[-2000:]) from None
+                    await anyio.sleep(0.05)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def http_run(url: str, tool: str, sessions: int, calls: int) -> tuple[float, list[float]]:
+    """``sessions`` concurrent client sessions, each making ``calls`` sequential calls: calls
+    per second over the whole run and every call's latency."""
+    latencies: list[float] = []
+    ready = anyio.Event()
+    opened = 0
+    began = 0.0
+
+    async def client() -> None:
+        nonlocal opened, began
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for _ in range(5):  # warm up
+                await session.call_tool(tool, {"path": "small.txt"})
+            opened += 1
+            if opened == sessions:
+                began = time.perf_counter()
+                ready.set()
+            await ready.wait()
+            for _ in range(calls):
+                begin = time.perf_counter()
+                result = await session.call_tool(tool, {"path": "small.txt"})
+                latencies.append(time.perf_counter() - begin)
+                assert not result.is_error, result
+            ended.append(time.perf_counter())
+
+    ended: list[float] = []
+    async with anyio.create_task_group() as group:
+        for _ in range(sessions):
+            group.start_soon(client)
+    # Calls per second from the moment every session was ready to the last call's answer.
+    return len(latencies) / max(max(ended) - began, 1e-9), latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def bench_stdio(root: Path, state: Path, rounds: int, calls: int) -> None:
+    everyone = contenders(root)
+    rates: dict[str, list[float]] = {c.name: [] for c in everyone}
+    cpus: dict[str, list[float]] = {c.name: [] for c in everyone}
+    for index in range(rounds):
+        order = everyone if index % 2 == 0 else everyone[::-1]
+        for who in order:
+            rate, cpu = await stdio_rate(who, root, state, calls)
+            rates[who.name].append(rate)
+            cpus[who.name].append(cpu)
+    print(f"\nstdio, {calls} sequential calls a round, {rounds} rounds (medians):")
+    med = {name: statistics.median(values) for name, values in rates.items()}
+    cpu_of = {name: statistics.median(values) for name, values in cpus.items()}
+    for name, value in med.items():
+        print(f"  {name:<26} {value:8.0f} calls/s   server CPU {cpu_of[name] * 1e6:7.0f} µs a call")
+    sdk, ours, bare = med["SDK MCPServer"], med["invokit serve"], med["invokit serve, no sinks"]
+    print(
+        f"  invokit serve / SDK: {ours / sdk:.2f}x calls/s (target >= 1.5x); server CPU a call "
+        f"{cpu_of['SDK MCPServer'] / cpu_of['invokit serve']:.2f}x less than the SDK's"
+    )
+    print(
+        f"  invokit serve, no sinks / SDK: {bare / sdk:.2f}x; audit and live log add "
+        f"{bare / ours - 1:+.0%} per call in wall time, "
+        f"{cpu_of['invokit serve'] / cpu_of['invokit serve, no sinks'] - 1:+.0%} in server CPU "
+        "(target <= +25%)"
+    )
+
+
+async def bench_http(root: Path, state: Path, rounds: int, calls: int) -> None:
+    everyone = contenders(root)
+    for sessions in (1, 8, 32):
+        per = max(5, calls // sessions)
+        rates: dict[str, list[float]] = {c.name: [] for c in everyone}
+        lat: dict[str, list[float]] = {c.name: [] for c in everyone}
+        for index in range(rounds):
+            order = everyone if index % 2 == 0 else everyone[::-1]
+            for who in order:
+                async with http_server(who, root, state) as url:
+                    rate, latencies = await http_run(url, who.tool, sessions, per)
+                rates[who.name].append(rate)
+                lat[who.name].extend(latencies)
+        print(f"\nstreamable HTTP, {sessions} sessions x {per} calls, {rounds} rounds:")
+        med = {name: statistics.median(values) for name, values in rates.items()}
+        for name in med:
+            p50, p99 = percentile(lat[name], 0.5), percentile(lat[name], 0.99)
+            print(
+                f"  {name:<26} {med[name]:8.0f} calls/s   p50 {p50 * 1000:6.1f} ms"
+                f"   p99 {p99 * 1000:6.1f} ms"
+            )
+        sdk = med["SDK MCPServer"]
+        p99_sdk = percentile(lat["SDK MCPServer"], 0.99)
+        p99_ours = percentile(lat["invokit serve"], 0.99)
+        print(
+            f"  invokit serve / SDK: {med['invokit serve'] / sdk:.2f}x calls/s (target >= 1.5x),"
+            f" p99 {p99_ours / p99_sdk:.2f}x the SDK's (target <= 1x)"
+        )
+
+
+def make_project(base: Path) -> tuple[Path, Path]:
+    """A project holding ``small.txt`` (40 short lines) and a state directory beside it."""
+    root, state = base / "project", base / "state"
+    root.mkdir()
+    state.mkdir()
+    (root / "small.txt").write_text("".join(f"line {i}: some text\n" for i in range(40)))
+    return root, state
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
+    parser.add_argument("--only", choices=("stdio", "http"))
+    parser.add_argument("--rounds", type=int, help="rounds (default 5; 2 with --quick)")
+    parser.add_argument("--calls", type=int, help="calls a round (default 1000; 200 with --quick)")
+    options = parser.parse_args()
+    rounds, calls = (2, 200) if options.quick else (5, 1000)
+    rounds, calls = options.rounds or rounds, options.calls or calls
+    with tempfile.TemporaryDirectory() as base:
+        root, state = make_project(Path(base))
+        print(
+            f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+        )
+        if options.only in (None, "stdio"):
+            await bench_stdio(root, state, rounds, calls)
+        if options.only in (None, "http"):
+            await bench_http(root, state, rounds, calls)
+
+
+if __name__ == "__main__":
+    anyio.run(main)
