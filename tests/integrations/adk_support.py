@@ -61,8 +61,16 @@ def scripted(name: str, args: dict[str, Any], final: str = "done") -> ScriptedLl
 class AgentRun:
     """One ADK agent with a ``Runner`` and an in-memory session."""
 
-    def __init__(self, model: ScriptedLlm, tools: list[Any] | BaseToolset) -> None:
+    def __init__(
+        self,
+        model: ScriptedLlm,
+        tools: list[Any] | BaseToolset,
+        *,
+        user_id: str = "ana",
+        session_id: str = "",
+    ) -> None:
         self.model = model
+        self.user_id = user_id
         agent = LlmAgent(
             name="helper",
             model=model,
@@ -71,16 +79,20 @@ class AgentRun:
         )
         self.sessions = InMemorySessionService()
         self.runner = Runner(app_name="tests", agent=agent, session_service=self.sessions)
-        self.session_id = ""
+        self.session_id = session_id
+        self._created = False
 
     async def send(self, message: types.Content) -> list[Event]:
-        if not self.session_id:
-            session = await self.sessions.create_session(app_name="tests", user_id="ana")
+        if not self._created:
+            session = await self.sessions.create_session(
+                app_name="tests", user_id=self.user_id, session_id=self.session_id or None
+            )
             self.session_id = session.id
+            self._created = True
         return [
             event
             async for event in self.runner.run_async(
-                user_id="ana", session_id=self.session_id, new_message=message
+                user_id=self.user_id, session_id=self.session_id, new_message=message
             )
         ]
 

@@ -115,7 +115,7 @@ async def test_an_approval_is_an_adk_tool_confirmation(executor: Executor, notes
     pending = await executor.approvals.list_pending()
     assert [p.id for p in pending] == [confirmation["payload"]["invokit_approval_id"]]
     assert pending[0].call.id == "call_0"
-    assert pending[0].session_id == run.session_id
+    assert pending[0].session_id == f"tests/ana/{run.session_id}"
     assert len(run.model.requests) == 1
     assert notes.writes == []
 
@@ -206,3 +206,46 @@ async def test_a_prefixed_tool_runs_the_invokit_tool_of_its_own_name(executor: E
     events = await run.ask("todo?")
     (response,) = function_responses(events, "notes_read_note")
     assert response.response == {"result": "buy milk"}
+
+
+async def test_a_refusal_wins_over_a_yes_given_elsewhere_that_has_not_run(
+    executor: Executor, notes: Notes
+) -> None:
+    """Approved in the CLI while ADK waits, then refused in ADK: a "no" wins over a "yes"
+    that has not run yet; nothing runs and the model reads the refusal."""
+    from invokit.approvals import ApprovalDecision
+
+    run, confirmation_id, args = await ask_write(executor)
+    approval_id = args["toolConfirmation"]["payload"]["invokit_approval_id"]
+    await executor.approvals.resolve(approval_id, ApprovalDecision.approve(by="bob"))
+    await run.confirm(confirmation_id, {"confirmed": False, "payload": {"reason": "not today"}})
+    assert notes.writes == []
+    (read,) = run.model.function_responses_read()
+    assert read.response is not None
+    assert read.response["kind"] == "approval_denied"
+    assert (await executor.approvals.get(approval_id)).status == "denied"
+
+
+async def test_a_session_grant_stays_with_its_user(executor: Executor, notes: Notes) -> None:
+    """ADK sessions belong to a user: another user whose session has the same id (ADK lets a
+    client choose it) does not get the first user's "approve for this session"."""
+    ana = AgentRun(
+        scripted("write_note", {"name": "plan", "text": "ship it"}),
+        InvokitToolset(executor),
+        user_id="ana",
+        session_id="main",
+    )
+    events = await ana.ask("write the plan")
+    (asked,) = function_calls(events, "adk_request_confirmation")
+    assert asked.id is not None
+    await ana.confirm(asked.id, {"confirmed": True, "payload": {"scope": "session"}})
+    assert notes.writes == [("plan", "ship it")]
+    bob = AgentRun(
+        scripted("write_note", {"name": "plan", "text": "wiped"}),
+        InvokitToolset(executor),
+        user_id="bob",
+        session_id="main",
+    )
+    events = await bob.ask("write the plan")
+    assert len(function_calls(events, "adk_request_confirmation")) == 1
+    assert notes.writes == [("plan", "ship it")]

@@ -280,3 +280,22 @@ async def test_an_answer_for_an_expired_approval_runs_nothing(notes: Notes, tmp_
     assert message.text.startswith("Error (approval_expired):")
     assert notes.writes == []
     assert await executor.approvals.list_pending() == []
+
+
+async def test_a_reject_wins_over_a_yes_given_elsewhere_that_has_not_run(
+    executor: Executor, notes: Notes
+) -> None:
+    """Approved in the CLI while the graph waits, then rejected by the graph's reviewer: a
+    "no" wins over a "yes" that has not run yet, so nothing runs and the model reads the no."""
+    from invokit.approvals import ApprovalDecision
+
+    graph, _, state = await ask_write(executor)
+    approval_id = state["__interrupt__"][0].value["invokit"]["approval_id"]
+    await executor.approvals.resolve(approval_id, ApprovalDecision.approve(by="bob"))
+    decision = {"type": "reject", "message": "not today"}
+    state = await graph.ainvoke(Command(resume={"decisions": [decision]}), CONFIG)
+    message = tool_message(state)
+    assert notes.writes == []
+    assert message.status == "error"
+    assert "not today" in message.content
+    assert (await executor.approvals.get(approval_id)).status == "denied"

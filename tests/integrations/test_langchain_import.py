@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
-from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
+from langchain_core.tools import (
+    BaseTool,
+    BaseToolkit,
+    InjectedToolArg,
+    StructuredTool,
+    ToolException,
+)
 from langchain_core.tools import tool as lc_tool
 
 from invokit import Completed, Executor, Failed, Interrupted, ToolCall
@@ -27,6 +35,13 @@ async def send_email(to: str, body: str) -> str:
     """Send an email."""
     calls.append(f"email {to}")
     return "sent"
+
+
+@lc_tool
+def transfer(amount: int, account: Annotated[str, InjectedToolArg] = "mine") -> str:
+    """Move money out of the account the application injects."""
+    calls.append(f"transfer {amount} from {account}")
+    return f"moved {amount} from {account}"
 
 
 def broken(path: str) -> str:
@@ -117,3 +132,14 @@ async def test_a_tool_exception_is_an_error_result() -> None:
     ).result
     assert result.is_error
     assert "cannot open a.txt" in result.text
+
+
+async def test_the_model_cannot_set_an_injected_argument() -> None:
+    """An injected argument is left out of the schema the model sees; a model that sends it
+    anyway (prompt-injected: another account) does not reach the tool with it."""
+    registry = from_langchain([transfer])
+    assert "account" not in registry["transfer"].spec.input_schema["properties"]
+    executor = Executor(registry, policy=Policy(allow=["transfer"]))
+    call = ToolCall(id="c1", name="transfer", arguments={"amount": 5, "account": "victim"})
+    completed(await executor.execute(call))
+    assert calls == ["transfer 5 from mine"]

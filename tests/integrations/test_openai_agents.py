@@ -201,6 +201,28 @@ async def test_a_no_given_in_invokit_wins_over_a_yes_in_run_state() -> None:
     assert notes.count("write") == 0
 
 
+async def test_a_rejection_withdraws_a_yes_given_elsewhere_that_has_not_run() -> None:
+    """Approved in invokit (the CLI) while the run waits, then rejected in RunState through
+    the tools: a "no" wins over a "yes" that has not run, so the approval can never run (not
+    by an identical call later either)."""
+    from invokit.approvals import ApprovalDecision
+
+    notes = Notes()
+    executor = Executor(notes.registry())
+    tools = InvokitTools(executor)
+    agent = _agent(tools.tools, _model("notes_write", {"name": "b", "text": "beta"}))
+    first = await Runner.run(agent, "write b", run_config=OFFLINE)
+    [waiting] = await executor.approvals.list_pending()
+    await executor.approvals.resolve(waiting.id, ApprovalDecision.approve(by="bob"))
+    state = first.to_state()
+    await tools.reject(state, first.interruptions[0], message="not today", by="ana")
+    await Runner.run(agent, state, run_config=OFFLINE)
+    assert (await executor.approvals.get(waiting.id)).status == "denied"
+    again = ToolCall(id="c9", name="notes.write", arguments={"name": "b", "text": "beta"})
+    assert not isinstance(await executor.execute(again), Completed)
+    assert notes.count("write") == 0
+
+
 # -- openai-agents tools imported into invokit ----------------------------------------------
 
 
@@ -421,3 +443,42 @@ async def test_a_yes_given_after_the_question_expired_runs_nothing() -> None:
     assert second.final_output.startswith("Error (approval_expired): ")
     assert notes.count("write") == 0
     assert await executor.approvals.list_pending() == []
+
+
+async def test_an_imported_tool_s_guardrails_are_not_skipped() -> None:
+    """An input guardrail on an openai-agents tool blocks a call inside openai-agents; it runs
+    only in an openai-agents run, so importing the tool into invokit (which calls
+    ``on_invoke_tool`` directly) would skip it: such a tool is refused, not run unguarded."""
+    from agents import ToolGuardrailFunctionOutput, ToolInputGuardrailData, tool_input_guardrail
+
+    runs: list[str] = []
+
+    @tool_input_guardrail
+    def no_root(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        if '"/' in data.context.tool_arguments:
+            return ToolGuardrailFunctionOutput.reject_content("absolute paths are refused")
+        return ToolGuardrailFunctionOutput.allow()
+
+    @function_tool(tool_input_guardrails=[no_root])
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        runs.append(path)
+        return f"wiped {path}"
+
+    with pytest.raises(InvalidToolDefinition, match="guardrails"):
+        from_openai_agents([wipe])
+    assert runs == []
+
+
+@pytest.mark.parametrize("enabled", [False, lambda ctx, agent: False], ids=["off", "function"])
+def test_a_disabled_agents_tool_is_not_imported_enabled(enabled: Any) -> None:
+    """openai-agents never offers a tool whose is_enabled says no (or decides per run);
+    imported into invokit it would be callable: it is refused."""
+
+    @function_tool(is_enabled=enabled)
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        return f"wiped {path}"
+
+    with pytest.raises(InvalidToolDefinition, match="is_enabled"):
+        from_openai_agents([wipe])

@@ -515,3 +515,35 @@ async def test_output_limits_apply_before_the_model_reads_a_result() -> None:
     [returned] = script.read_back
     assert isinstance(returned.content, str) and len(returned.content) <= 200
     assert returned.metadata["invokit"]["truncated"] is True
+
+
+async def _no_root(ctx: RunContext[None], path: str) -> None:
+    if path.startswith("/"):
+        raise ModelRetry("absolute paths are refused")
+
+
+async def _admins_only(ctx: RunContext[None], definition: Any) -> Any:
+    return None  # hidden from every run
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"args_validator": _no_root}, id="args-validator"),
+        pytest.param({"prepare": _admins_only}, id="prepare"),
+    ],
+)
+def test_a_tool_s_own_run_time_gate_is_not_skipped(options: dict[str, Any]) -> None:
+    """A pydantic-ai tool's args_validator (refuses a call) or prepare (hides the tool) run
+    only inside a pydantic-ai run; imported into invokit, the tool would run past them: it is
+    refused at import."""
+    runs: list[str] = []
+
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        runs.append(path)
+        return f"wiped {path}"
+
+    with pytest.raises(InvalidToolDefinition, match="inside a pydantic-ai run"):
+        from_pydantic_ai([PydanticTool(wipe, **options)])
+    assert runs == []

@@ -179,6 +179,32 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
+async def denied_before(
+    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], start: float
+) -> Failed | None:
+    """The denial, when a person said "no" to this very call (same id, session, project, tool
+    version and arguments) within its lifetime: asked again, it stays denied, whatever
+    standing grant came meanwhile."""
+    record = await earlier(ex, call.id, call.session_id)
+    if record is None or not final_no(record) or not same_call(record, prepared, args):
+        return None
+    assert record.decision is not None
+    return ex._failed(call, start, "approval_denied", denied_by(record.request, record.decision))
+
+
+async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+    """The call runs without the approval it asked for earlier (the policy came to allow it,
+    or a standing grant covers it): that approval, still pending or approved and unused, is
+    withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
+    approval this run uses, left alone."""
+    record = await earlier(ex, call.id, call.session_id)
+    if record is None or record.status not in ("pending", "approved"):
+        return
+    if used is not None and record.request.id == used.id:
+        return
+    await withdraw(ex, record.request, "the call ran without it")
+
+
 async def ask_approver(
     ex: Executor, request: ApprovalRequest, start: float
 ) -> ApprovalDecision | Failed:

@@ -97,27 +97,30 @@ async def _asked(
     requests: tuple[PermissionRequest, ...],
     decision: Decision,
 ) -> CallCheck:
-    """An ``ask``, answered by what was approved already, in the order ``execute`` reads it."""
+    """An ``ask``, answered by what was approved already, in the order ``execute`` reads it:
+    a person's "no" to this very call, then standing rules and grants, then this call's own
+    pending or approved request."""
     record = await earlier(ex, call.id, call.session_id)
-    if record is not None and same_call(record, prepared, args):
-        if record.status == "pending":
-            return CallCheck(
-                action="ask", reason=decision.reason, rule=decision.rule, pending=record.request
-            )
-        if record.status == "approved":
-            return CallCheck(
-                action="allow",
-                reason=f"approved by a person (approval {record.request.id})",
-                rule=decision.rule,
-            )
-        if final_no(record):
-            assert record.decision is not None
-            return CallCheck(
-                action="deny", reason=denied_by(record.request, record.decision), rule=None
-            )
+    if record is not None and not same_call(record, prepared, args):
+        record = None
+    if record is not None and final_no(record):  # a person's "no" wins over any grant
+        assert record.decision is not None
+        return CallCheck(
+            action="deny", reason=denied_by(record.request, record.decision), rule=None
+        )
     covered = await _standing_cover(ex, prepared, call, args, requests, decision)
     if covered is not None:
         return covered
+    if record is not None and record.status == "pending":
+        return CallCheck(
+            action="ask", reason=decision.reason, rule=decision.rule, pending=record.request
+        )
+    if record is not None and record.status == "approved":
+        return CallCheck(
+            action="allow",
+            reason=f"approved by a person (approval {record.request.id})",
+            rule=decision.rule,
+        )
     return CallCheck(action="ask", reason=decision.reason, rule=decision.rule)
 
 

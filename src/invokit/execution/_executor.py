@@ -196,6 +196,10 @@ class Executor(Reporter):
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
                 )
             else:
+                if not prepared.spec.annotations.read_only:
+                    # Asked about under another policy (here or in another process): that
+                    # approval must not run the call again.
+                    await _approving.ran_without(self, call)
                 outcome = await self._run(
                     prepared, call, args, None, start, approved=None, decision=settled
                 )
@@ -271,6 +275,9 @@ class Executor(Reporter):
             return decided
         decision = decided.decision
         if decision.verdict == "ask" and approved is None:
+            refused = await _approving.denied_before(self, prepared, call, args, start)
+            if refused is not None:  # a person's "no" to this very call: no grant overrides it
+                return refused
             granted = await _approving.standing_grant(
                 self, prepared, call, args, decided.requests, decision
             )
@@ -280,6 +287,9 @@ class Executor(Reporter):
                 )
             if not isinstance(granted, bool):
                 approved = granted
+            await _approving.ran_without(self, call, approved)
+        elif approved is None and not prepared.spec.annotations.read_only:
+            await _approving.ran_without(self, call)
         return await self._run(
             prepared, call, args, ctx, start, approved=approved, decision=decision
         )

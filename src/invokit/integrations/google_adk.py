@@ -23,13 +23,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, MissingExtra
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
-from invokit.integrations._common import answer_for_another_request
+from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -121,8 +122,15 @@ class InvokitAdkTool(BaseTool):
             id=tool_context.function_call_id or new_id("adk_"),
             name=self.invokit_name,
             arguments=args,
-            session_id=tool_context.session.id,
+            session_id=_session_of(tool_context),
         )
+        confirmation = tool_context.tool_confirmation
+        if confirmation is not None:
+            decided = await approved_elsewhere(self.executor, call.id, call.session_id, call)
+            if decided is not None:
+                # Approved elsewhere while ADK waited: the answer decides first (a "no"
+                # withdraws that "yes"); executing would run it before the answer is read.
+                return _to_adk(await self._resolve(call, decided.id, confirmation))
         started = time.time()
         outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
@@ -163,6 +171,18 @@ class InvokitAdkTool(BaseTool):
             return Failed(
                 ToolResult.failure(call, "approval_unusable", f"The approval cannot be used: {exc}")
             )
+
+
+def _session_of(tool_context: ToolContext) -> str:
+    """The invokit session of an ADK call: ``app/user/session``, each part percent-encoded.
+
+    An ADK session belongs to one user of one app (a client may choose its id), so its id
+    alone would let another user's session of the same id share approvals "for the session".
+    """
+    session = tool_context.session
+    return "/".join(
+        quote(part, safe="") for part in (session.app_name, session.user_id, session.id)
+    )
 
 
 def _hint(request: ApprovalRequest) -> str:

@@ -38,7 +38,7 @@ from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, MissingExtra, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
-from invokit.integrations._common import answer_for_another_request
+from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
 
@@ -129,6 +129,13 @@ async def _call(
         arguments=arguments,
         session_id=_thread_id(runtime),
     )
+    if runtime is not None:
+        decided = await approved_elsewhere(executor, call.id, call.session_id, call)
+        if decided is not None:
+            # Approved elsewhere while the graph waited: the reviewer's answer decides first
+            # (a "no" withdraws that "yes"); executing would run it before the answer is read.
+            answer = interrupt(approval_payload(decided))
+            return _to_langchain(call, await _resolve(executor, call, decided.id, name, answer, by))
     started = time.time()
     outcome = await executor.execute(call)
     if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
@@ -283,6 +290,19 @@ def from_langchain(tools: BaseToolkit | Iterable[BaseTool]) -> ToolRegistry:
     return ToolRegistry([_imported(item) for item in items])
 
 
+def _parameters(item: BaseTool) -> frozenset[str]:
+    """Every argument the tool takes, the injected ones included."""
+    names = set(getattr(item, "_injected_args_keys", ()))
+    declared = item.args_schema
+    if isinstance(declared, Mapping):
+        names.update(declared.get("properties") or {})
+    elif isinstance(declared, type) and issubclass(declared, BaseModel):
+        names.update(declared.model_fields)
+    elif declared is not None:  # a pydantic.v1 model
+        names.update(getattr(declared, "__fields__", {}))
+    return frozenset(names)
+
+
 def _imported(item: BaseTool) -> Tool:
     schema = item.tool_call_schema
     if isinstance(schema, dict):
@@ -293,8 +313,14 @@ def _imported(item: BaseTool) -> Tool:
         input_schema = schema.schema()
     input_schema = {k: v for k, v in input_schema.items() if k not in ("title", "description")}
     input_schema.setdefault("type", "object")
+    # Injected arguments (InjectedToolArg, InjectedState, ...) are the application's, left out
+    # of the schema the model sees; one the model sends anyway never reaches the tool.
+    shown = input_schema.get("properties") or {}
+    hidden = _parameters(item) - frozenset(shown)
 
     async def run(**arguments: Any) -> Any:
+        for name in hidden.intersection(arguments):
+            del arguments[name]
         try:
             return await item.ainvoke(arguments)
         except ToolException as exc:

@@ -39,6 +39,7 @@ from invokit.approvals import ApprovalDecision, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
 from invokit.execution._approving import emit_resolved, withdraw
+from invokit.integrations._common import approved_elsewhere
 from invokit.providers import openai as openai_provider
 from invokit.providers._content import flagged_text, texts
 from invokit.registry import ToolRegistry
@@ -227,6 +228,9 @@ class InvokitTools:
             return None
         session = session_id if session_id is not None else self._session_of(None)
         waiting = await self.executor.pending(call_id, session_id=session)
+        if waiting is None and not answer.approved:
+            # Approved elsewhere and not run yet: a "no" wins over that "yes".
+            waiting = await approved_elsewhere(self.executor, call_id, session)
         if waiting is None:
             return None  # not asked by invokit (or decided already): RunState alone decides
         if answer.approved:
@@ -275,7 +279,9 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
     invokit error results.
 
     Raises:
-        InvalidToolDefinition: an item is not a ``FunctionTool``.
+        InvalidToolDefinition: an item is not a ``FunctionTool``, has tool input or output
+            guardrails (they run only inside an openai-agents run), or an ``is_enabled``
+            that is not ``True``.
     """
     return ToolRegistry([_imported(tool) for tool in tools])
 
@@ -283,6 +289,24 @@ def from_openai_agents(tools: Iterable[FunctionTool]) -> ToolRegistry:
 def _imported(source: FunctionTool) -> Tool:
     if not isinstance(source, FunctionTool):
         raise InvalidToolDefinition("not an openai-agents FunctionTool", source)
+    if source.is_enabled is not True:
+        # openai-agents offers the tool only when is_enabled says so (a function decides per
+        # run); imported, it would always be callable.
+        raise InvalidToolDefinition(
+            "an openai-agents tool whose is_enabled is not True is offered only when its run "
+            "allows it; imported, it would always be callable",
+            source,
+            tool=source.name,
+        )
+    if source.tool_input_guardrails or source.tool_output_guardrails:
+        # openai-agents runs them around on_invoke_tool inside its run; called from invokit,
+        # the tool would run unguarded.
+        raise InvalidToolDefinition(
+            "an openai-agents tool with tool guardrails runs them only inside an openai-agents "
+            "run; imported, it would run without them (express them as invokit policy rules)",
+            source,
+            tool=source.name,
+        )
 
     async def invoke(ctx: ToolContext, **arguments: Any) -> Any:
         raw = json.dumps(arguments)

@@ -325,7 +325,8 @@ def from_pydantic_ai(source: FunctionToolset[Any] | Iterable[PydanticTool[Any]])
 
     Raises:
         InvalidToolDefinition: a tool takes a ``RunContext`` (there is no pydantic-ai run
-            to give it), or ``source`` is neither kind.
+            to give it), has a ``prepare`` or ``args_validator`` function (they decide inside
+            a run; imported, the tool would run past them), or ``source`` is neither kind.
     """
     if isinstance(source, FunctionToolset):
         found: list[PydanticTool[Any]] = list(source.tools.values())
@@ -350,6 +351,16 @@ def _imported(source: PydanticTool[Any]) -> Tool:
         raise InvalidToolDefinition(
             "a pydantic-ai tool that takes a RunContext cannot run outside a pydantic-ai run; "
             "wrap a function without the context",
+            source.function,
+            tool=source.name,
+        )
+    gates = [name for name in ("prepare", "args_validator") if getattr(source, name, None)]
+    if gates:
+        # They take the RunContext and decide inside pydantic-ai's run (hide the tool, refuse
+        # the arguments); called from invokit, the tool would run past them.
+        raise InvalidToolDefinition(
+            f"a pydantic-ai tool with {' and '.join(gates)} decides inside a pydantic-ai run; "
+            "imported, it would run past it (express it as invokit policy rules)",
             source.function,
             tool=source.name,
         )
