@@ -48,6 +48,7 @@ class MemoryApprovalStore:
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
         # (call id, session, project) -> the newest approval asked for that call
         self._by_call: dict[tuple[str, str | None, str | None], str] = {}
+        self._call_ids: set[str] = set()
         self._calls: dict[str, list[float]] = {}
         self._decided: dict[str, list[anyio.Event]] = {}
 
@@ -77,6 +78,7 @@ class MemoryApprovalStore:
                 raise ValueError(f"approval {request.id} is already stored")
             self._records[request.id] = ApprovalRecord(request=request, status="pending")
             key = (request.call.id, request.session_id, request.project)
+            self._call_ids.add(request.call.id)
             newest = self._by_call.get(key)
             if newest is None or self._records[newest].request.created_at <= request.created_at:
                 self._by_call[key] = request.id
@@ -219,6 +221,12 @@ class MemoryApprovalStore:
                 ):
                     return request
         return None
+
+    def never_asked(self, call_id: str) -> bool:
+        """Whether no approval was ever recorded for ``call_id`` (in any session or project):
+        answered in-process, without awaiting, so the executor's allowed path skips the
+        lookup :meth:`find_by_call` would make."""
+        return call_id not in self._call_ids
 
     async def find_by_call(
         self, call_id: str, *, session_id: str | None, project: str | None

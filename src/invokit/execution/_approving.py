@@ -196,7 +196,11 @@ async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
     withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
-    approval this run uses, left alone."""
+    approval this run uses, left alone. A store that can tell in-process that the call never
+    asked (``never_asked``, the memory store) costs no lookup."""
+    never_asked = getattr(ex.approvals, "never_asked", None)
+    if never_asked is not None and type(call.id) is str and never_asked(call.id):
+        return
     record = await earlier(ex, call.id, call.session_id)
     if record is None or record.status not in ("pending", "approved"):
         return
