@@ -11,6 +11,7 @@ so no child runs twice.
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,13 @@ from invokit.compose._sandbox import (
     Step,
 )
 from invokit.compose._stubs import ScriptFunction, render_stubs, script_functions
-from invokit.exceptions import ChildInterrupted, ToolFailed
+from invokit.exceptions import (
+    ApprovalAlreadyUsed,
+    ApprovalExpired,
+    ApprovalNotFound,
+    ChildInterrupted,
+    ToolFailed,
+)
 from invokit.execution._children import CONTINUATION, PARENT, Continuation, state_id
 from invokit.execution._outcomes import ApprovalRequired, Interrupted
 from invokit.tools._base import Tool
@@ -38,6 +45,8 @@ if TYPE_CHECKING:
     from invokit.execution import Executor
 
 DENIED = "PermissionError"
+PAUSED_KEPT = 30 * 86400.0
+"""How long after its approval's expiry a paused call id stays marked (a retry refused)."""
 _SCHEMA = {
     "type": "object",
     "properties": {
@@ -153,6 +162,7 @@ class ComposeTool(Tool):
                 f"{self.limits.max_script_chars} are allowed. Write a shorter one.",
                 kind="script_too_long",
             )
+        await self._not_paused_before(call)
         functions = self.functions()
         run = self.sandbox.run(code, functions, self.limits)
         try:
@@ -160,6 +170,28 @@ class ComposeTool(Tool):
             return await Driver(self, run, code, call, args, 0).drive(step)
         finally:
             await run.close()
+
+    async def _not_paused_before(self, call: ToolCall) -> None:
+        """Refuse a call made again under the id of a script that paused (a retry, or a
+        framework executing the call again once its approval was given): the script's calls
+        before the pause ran already, and running it from the start would repeat them."""
+        try:
+            found = await self.executor.approvals.take_interrupt(
+                paused_id(call, self.executor.project)
+            )
+        except (ApprovalNotFound, ApprovalExpired):
+            return
+        except ApprovalAlreadyUsed:
+            found = {}
+        approval = found.get("approval")
+        named = f" on approval {approval}" if isinstance(approval, str) else ""
+        raise ToolFailed(
+            f"The script of call {call.id} paused{named} already; running it again would repeat "
+            "the calls it made before the pause, so nothing ran. Continue it with "
+            "executor.resume (or invokit compose --resume) of its approval, or call compose "
+            "with a new call id.",
+            kind="script_paused",
+        )
 
     async def _continue(self, continuation: Continuation, call: ToolCall) -> Any:
         state = continuation.state
@@ -289,9 +321,16 @@ class Driver:
             "child": child,
         }
         request = interrupt.request
-        await self.tool.executor.approvals.put_interrupt(
-            state_id(request.id), state, request.expires_at
-        )
+        approvals = self.tool.executor.approvals
+        await approvals.put_interrupt(state_id(request.id), state, request.expires_at)
+        # The mark that this call id paused, kept long after its approval: a call made again
+        # under this id is refused rather than run from the start (see _not_paused_before).
+        with contextlib.suppress(ValueError):  # paused before: marked at its first pause
+            await approvals.put_interrupt(
+                paused_id(self.call, self.tool.executor.project),
+                {"approval": request.id},
+                request.expires_at + PAUSED_KEPT,
+            )
 
     def reply_for(self, result: ToolResult, child: Mapping[str, Any] | None) -> Any:
         """The child's result as the script sees it: its value, or an exception to raise."""
@@ -323,6 +362,11 @@ class Driver:
             text += f" (raised by the call {last['call']} of {last['tool']!r}, kind {last['kind']})"
             data.update(call=last["call"], tool=last["tool"], call_kind=last["kind"])
         return ToolFailed(text, kind=crashed.kind, data=data)
+
+
+def paused_id(call: ToolCall, project: str | None) -> str:
+    """The key of the mark that the script of ``call`` paused, in its session and project."""
+    return f"compose.paused|{project or ''}|{call.session_id or ''}|{call.id}"
 
 
 def bind(
