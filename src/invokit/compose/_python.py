@@ -109,12 +109,21 @@ class PythonRun:
 
     async def start(self) -> Step:
         self._process = await anyio.open_process(
-            self._sandbox.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
+            # The script's stderr is its print() (the shim's); what it writes to the file
+            # itself is dropped, never mixed into the host's stderr (an MCP client's log).
+            self._sandbox.argv(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert self._process.stdout is not None
         from anyio.streams.text import TextReceiveStream
 
-        self._lines = _lines(TextReceiveStream(self._process.stdout))
+        # A message is at most the script's memory: a longer line (bytes written to the pipe
+        # past the protocol, without a newline) is not gathered without end.
+        self._lines = _lines(
+            TextReceiveStream(self._process.stdout), max(self._limits.max_memory, 1 << 20)
+        )
         await self._send(
             {
                 "code": self._code,
@@ -156,11 +165,21 @@ class PythonRun:
     async def _next(self) -> Step:
         left = max(self._limits.max_seconds - self._used, 0.0)
         start = anyio.current_time()
+        step: Step
         with anyio.move_on_after(left + 0.5) as waited:
             while True:
-                line = await anext(self._lines, None)
+                try:
+                    line = await anext(self._lines, None)
+                except _TooLong as exc:
+                    step = Crashed(
+                        kind="script_error",
+                        error_type="RuntimeError",
+                        message=f"the script wrote more than {exc.args[0]} characters as one "
+                        "message to the host; it was stopped",
+                    )
+                    break
                 if line is None:
-                    step: Step = Crashed(
+                    step = Crashed(
                         kind="script_error",
                         error_type="RuntimeError",
                         message="the script's process ended without an answer (a limit was "
@@ -210,13 +229,26 @@ class PythonRun:
         self._size += len(text)
 
 
-async def _lines(stream: Any) -> Any:
-    """Whole lines from a text stream."""
-    buffer = ""
+class _TooLong(Exception):
+    """A line longer than the limit (its only argument)."""
+
+
+async def _lines(stream: Any, limit: int) -> Any:
+    """Whole lines from a text stream, each at most ``limit`` characters (else
+    :class:`_TooLong`); a chunk is searched for the newline once."""
+    parts: list[str] = []
+    size = 0
     async for chunk in stream:
-        buffer += chunk
-        while "\n" in buffer:
-            line, buffer = buffer.split("\n", 1)
-            yield line
-    if buffer:
-        yield buffer
+        while (end := chunk.find("\n")) >= 0:
+            if size + end > limit:
+                raise _TooLong(limit)
+            parts.append(chunk[:end])
+            yield "".join(parts)
+            parts, size, chunk = [], 0, chunk[end + 1 :]
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise _TooLong(limit)
+            parts.append(chunk)
+    if parts:
+        yield "".join(parts)
