@@ -93,3 +93,17 @@ async def test_the_same_call_id_in_another_session_runs() -> None:
     )
     assert isinstance(other, Interrupted)
     assert ran == ["before", "before"]
+
+
+async def test_another_script_under_a_reused_call_id_runs() -> None:
+    ran: list[str] = []
+    executor = _executor(ran)
+    first = await executor.execute(
+        ToolCall(id="r4", name="compose", arguments={"code": CODE}, session_id="s")
+    )
+    assert isinstance(first, Interrupted)
+    other = await executor.execute(
+        ToolCall(id="r4", name="compose", arguments={"code": "note(text='new')"}, session_id="s")
+    )
+    assert isinstance(other, Completed) and not other.result.is_error, other
+    assert ran == ["before", "new"]

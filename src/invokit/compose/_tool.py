@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +163,7 @@ class ComposeTool(Tool):
                 f"{self.limits.max_script_chars} are allowed. Write a shorter one.",
                 kind="script_too_long",
             )
-        await self._not_paused_before(call)
+        await self._not_paused_before(call, code)
         functions = self.functions()
         run = self.sandbox.run(code, functions, self.limits)
         try:
@@ -171,13 +172,13 @@ class ComposeTool(Tool):
         finally:
             await run.close()
 
-    async def _not_paused_before(self, call: ToolCall) -> None:
+    async def _not_paused_before(self, call: ToolCall, code: str) -> None:
         """Refuse a call made again under the id of a script that paused (a retry, or a
         framework executing the call again once its approval was given): the script's calls
         before the pause ran already, and running it from the start would repeat them."""
         try:
             found = await self.executor.approvals.take_interrupt(
-                paused_id(call, self.executor.project)
+                paused_id(call, self.executor.project, code)
             )
         except (ApprovalNotFound, ApprovalExpired):
             return
@@ -327,7 +328,7 @@ class Driver:
         # under this id is refused rather than run from the start (see _not_paused_before).
         with contextlib.suppress(ValueError):  # paused before: marked at its first pause
             await approvals.put_interrupt(
-                paused_id(self.call, self.tool.executor.project),
+                paused_id(self.call, self.tool.executor.project, self.code),
                 {"approval": request.id},
                 request.expires_at + PAUSED_KEPT,
             )
@@ -364,9 +365,11 @@ class Driver:
         return ToolFailed(text, kind=crashed.kind, data=data)
 
 
-def paused_id(call: ToolCall, project: str | None) -> str:
-    """The key of the mark that the script of ``call`` paused, in its session and project."""
-    return f"compose.paused|{project or ''}|{call.session_id or ''}|{call.id}"
+def paused_id(call: ToolCall, project: str | None, code: str) -> str:
+    """The key of the mark that the script ``code`` of ``call`` paused, in its session and
+    project (another script under a reused call id is another run)."""
+    digest = hashlib.sha256(code.encode()).hexdigest()[:32]
+    return f"compose.paused|{project or ''}|{call.session_id or ''}|{call.id}|{digest}"
 
 
 def bind(
