@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -179,6 +180,14 @@ class PythonRun:
                     )
                     break
                 if line is None:
+                    if await self._out_of_cpu():
+                        step = Crashed(
+                            kind="script_timeout",
+                            error_type="TimeoutError",
+                            message="the script used more than its "
+                            f"{self._limits.max_seconds:g} s of CPU time",
+                        )
+                        break
                     step = Crashed(
                         kind="script_error",
                         error_type="RuntimeError",
@@ -200,6 +209,17 @@ class PythonRun:
                 message=f"the script ran longer than {self._limits.max_seconds:g} s",
             )
         return step
+
+    async def _out_of_cpu(self) -> bool:
+        """Whether the script's process was killed at its CPU time limit (SIGXCPU, then
+        SIGKILL; bubblewrap exits with 128 + the signal)."""
+        if self._process is None:
+            return False
+        with anyio.move_on_after(1):
+            await self._process.wait()
+        code = self._process.returncode
+        killed = (signal.SIGXCPU, signal.SIGKILL)
+        return code is not None and (-code in killed or code - 128 in killed)
 
     def _step(self, message: dict[str, Any]) -> Step:
         if "call" in message:
