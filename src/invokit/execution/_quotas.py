@@ -38,7 +38,7 @@ async def check_quotas(
     """Count ``call`` against each of its tool's quotas; the first one exceeded refuses it
     (``quota_exceeded``, saying when the next call is allowed). A count already recorded for
     an earlier quota of the same call stays (the call was attempted)."""
-    tool = str(prepared.spec.name)
+    tool = prepared.counted_as or str(prepared.spec.name)
     now = time.time()
     for quota in prepared.quotas:
         key = quota_key(quota, call, tool, ex.project)
