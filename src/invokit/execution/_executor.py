@@ -17,8 +17,8 @@ from invokit.exceptions import (
     ArgumentsError,
 )
 from invokit.execution import _approving, _standing
-from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._artifacts import SpillStore
+from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
