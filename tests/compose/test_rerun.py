@@ -107,3 +107,18 @@ async def test_another_script_under_a_reused_call_id_runs() -> None:
     )
     assert isinstance(other, Completed) and not other.result.is_error, other
     assert ran == ["before", "new"]
+
+
+async def test_a_retry_after_the_second_pause_names_no_stale_approval() -> None:
+    ran: list[str] = []
+    executor = _executor(ran)
+    code = "launch(n=1)\nlaunch(n=2)"
+    call = ToolCall(id="r5", name="compose", arguments={"code": code}, session_id="s")
+    first = await executor.execute(call)
+    assert isinstance(first, Interrupted)
+    second = await executor.resume(first.interrupt.id, approve=True)
+    assert isinstance(second, Interrupted) and second.interrupt.id != first.interrupt.id
+    again = await executor.execute(call)
+    assert again.result.error is not None and again.result.error.kind == "script_paused"
+    assert first.interrupt.id not in again.result.text
+    assert ran == ["launch 1"]

@@ -184,8 +184,11 @@ class ComposeTool(Tool):
             return
         except ApprovalAlreadyUsed:
             found = {}
-        approval = found.get("approval")
-        named = f" on approval {approval}" if isinstance(approval, str) else ""
+        approval, named = found.get("approval"), ""
+        if isinstance(approval, str):  # its first pause: named while it is the one waiting
+            with contextlib.suppress(Exception):
+                if (await self.executor.approvals.get(approval)).status == "pending":
+                    named = f" on approval {approval}"
         raise ToolFailed(
             f"The script of call {call.id} paused{named} already; running it again would repeat "
             "the calls it made before the pause, so nothing ran. Continue it with "
