@@ -16,6 +16,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolAnnotations, ToolSpec
 from invokit.compose._monty import MontySandbox
@@ -37,6 +39,7 @@ from invokit.exceptions import (
     ChildInterrupted,
     ToolFailed,
 )
+from invokit.execution._approving import withdraw
 from invokit.execution._children import CONTINUATION, PARENT, Continuation, state_id
 from invokit.execution._outcomes import ApprovalRequired, Interrupted
 from invokit.tools._base import Tool
@@ -308,6 +311,7 @@ class Driver:
         """Keep the script's state beside its child's approval, so a resume goes on from here."""
         blob = self.run.dump()
         if blob is None:
+            await self.unpaused(interrupt, "the script runtime cannot pause a script")
             raise ToolFailed(
                 f"The call {child['call']} of {child['tool']} needs a person's approval, and "
                 f"the {self.tool.sandbox.name} runtime cannot pause a script. Call that tool "
@@ -326,7 +330,12 @@ class Driver:
         }
         request = interrupt.request
         approvals = self.tool.executor.approvals
-        await approvals.put_interrupt(state_id(request.id), state, request.expires_at)
+        try:
+            await approvals.put_interrupt(state_id(request.id), state, request.expires_at)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.unpaused(interrupt, "the paused script could not be stored")
+            raise
         # The mark that this call id paused, kept long after its approval: a call made again
         # under this id is refused rather than run from the start (see _not_paused_before).
         with contextlib.suppress(ValueError):  # paused before: marked at its first pause
@@ -335,6 +344,11 @@ class Driver:
                 {"approval": request.id},
                 request.expires_at + PAUSED_KEPT,
             )
+
+    async def unpaused(self, interrupt: ApprovalRequired, why: str) -> None:
+        """The script ends instead of pausing: its child's approval is withdrawn, so no later
+        "yes" runs a call of a script the model was told failed."""
+        await withdraw(self.tool.executor, interrupt.request, f"{why}; nothing ran")
 
     def reply_for(self, result: ToolResult, child: Mapping[str, Any] | None) -> Any:
         """The child's result as the script sees it: its value, or an exception to raise."""
