@@ -1,7 +1,8 @@
 """A second script runtime: real CPython, in a bubblewrap sandbox, for code Monty cannot run.
 
 The sandbox shows only the system's ``/usr`` and the Python installation (read-only), a
-private ``/tmp``, ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
+private ``/tmp`` and ``/dev/shm`` (in memory, each at most the script's memory limit), a
+read-only ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
 processes (``RLIMIT_NPROC`` 0, and an audit hook), with memory and CPU time limited. Tool calls
 travel as JSON lines over the process's pipes to the host, which runs each through the
 executor. This runtime cannot keep a paused script: a call that needs an approval is answered
@@ -54,7 +55,9 @@ class PythonSandbox:
     def __init__(self, *, python: str | None = None) -> None:
         self.python = python or os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
-    def argv(self) -> list[str]:
+    def argv(self, tmp_bytes: int = 64 << 20) -> list[str]:
+        """The sandbox's command line; ``tmp_bytes``: the size of each in-memory folder the
+        script may write (``/tmp``, ``/dev/shm``), which count against the host's memory."""
         from invokit.builtin.shell._sandbox import find_bwrap, privilege_drops
 
         bwrap = find_bwrap()
@@ -63,7 +66,10 @@ class PythonSandbox:
         return [
             bwrap,
             *_mounts(),
-            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/tmp",
+            "--dev", "/dev", "--proc", "/proc",
+            "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+            "--size", str(tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--chdir", "/tmp",
             *privilege_drops(),
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -112,7 +118,7 @@ class PythonRun:
         self._process = await anyio.open_process(
             # The script's stderr is its print() (the shim's); what it writes to the file
             # itself is dropped, never mixed into the host's stderr (an MCP client's log).
-            self._sandbox.argv(),
+            self._sandbox.argv(self._limits.max_memory),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
