@@ -54,6 +54,21 @@ def parent_of(call: ToolCall) -> Mapping[str, Any] | None:
     return parent if isinstance(parent, Mapping) else None
 
 
+async def waiting_child(ex: Executor, call: ToolCall) -> ApprovalRequest | None:
+    """The newest approval still waiting for a call that ``call`` made (a compose script
+    paused on it), in ``call``'s session and this executor's project; ``None`` when none is.
+    A framework that runs a call again once a person said yes resumes this one instead: run
+    again, the script would repeat the calls it made before the pause."""
+    found = [
+        request
+        for request in await ex.approvals.list_pending()
+        if request.session_id == call.session_id
+        and request.project == ex.project
+        and (parent_of(request.call) or {}).get("id") == call.id
+    ]
+    return max(found, key=lambda request: request.created_at, default=None)
+
+
 async def continue_parent(
     ex: Executor, approval_id: str, request: ApprovalRequest, child: Outcome
 ) -> Outcome:
