@@ -338,7 +338,9 @@ class Driver:
             raise
         # The mark that this call id paused, kept long after its approval: a call made again
         # under this id is refused rather than run from the start (see _not_paused_before).
-        with contextlib.suppress(ValueError):  # paused before: marked at its first pause
+        # Best effort: paused before, it was marked at its first pause; a store that fails
+        # here still keeps the pause (the state is stored), only a retry is not refused.
+        with contextlib.suppress(Exception):
             await approvals.put_interrupt(
                 paused_id(self.call, self.tool.executor.project, self.code),
                 {"approval": request.id},
