@@ -17,7 +17,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
-from invokit.exceptions import ApprovalExpired
+from invokit.exceptions import ApprovalExpired, ApprovalNotFound
 from invokit.execution._outcomes import ApprovalRequired, Interrupted, Outcome
 
 if TYPE_CHECKING:
@@ -87,6 +87,10 @@ async def continue_parent(
     start = perf_counter()
     try:
         state = await ex.approvals.take_interrupt(state_id(approval_id))
+    except ApprovalNotFound:
+        # No state was stored beside the approval (the process was killed between the two
+        # writes): the call ran; its own outcome is all there is to hand out.
+        return child
     except ApprovalExpired:
         parent = parent_of(request.call) or {}
         call = ToolCall(
