@@ -34,7 +34,8 @@ class Quota:
 
     On a tool (``@tool(quota=Quota(calls=3))``) ``tool`` and ``tag`` are left out: the quota is
     that tool's. In a policy, exactly one of ``tool`` (a name or a glob such as ``"fs.*"``) or
-    ``tag`` says which tools it covers; every matching tool has its own count.
+    ``tag`` says which tools it covers; every matching tool has its own count. A call under an
+    alias (``registry.aliased``) counts as a call of the tool the alias names.
     """
 
     calls: int
