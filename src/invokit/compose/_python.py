@@ -1,7 +1,8 @@
 """A second script runtime: real CPython, in a bubblewrap sandbox, for code Monty cannot run.
 
 The sandbox shows only the system's ``/usr`` and the Python installation (read-only), a
-private ``/tmp``, ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
+private ``/tmp`` and ``/dev/shm`` (in memory, each at most the script's memory limit), a
+read-only ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
 processes (``RLIMIT_NPROC`` 0, and an audit hook), with memory and CPU time limited. Tool calls
 travel as JSON lines over the process's pipes to the host, which runs each through the
 executor. This runtime cannot keep a paused script: a call that needs an approval is answered
@@ -54,7 +55,9 @@ class PythonSandbox:
     def __init__(self, *, python: str | None = None) -> None:
         self.python = python or os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
-    def argv(self) -> list[str]:
+    def argv(self, tmp_bytes: int = 64 << 20) -> list[str]:
+        """The sandbox's command line; ``tmp_bytes``: the size of each in-memory folder the
+        script may write (``/tmp``, ``/dev/shm``), which count against the host's memory."""
         from invokit.builtin.shell._sandbox import find_bwrap, privilege_drops
 
         bwrap = find_bwrap()
@@ -63,7 +66,10 @@ class PythonSandbox:
         return [
             bwrap,
             *_mounts(),
-            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/tmp",
+            "--dev", "/dev", "--proc", "/proc",
+            "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+            "--size", str(tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--chdir", "/tmp",
             *privilege_drops(),
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -110,12 +116,21 @@ class PythonRun:
 
     async def start(self) -> Step:
         self._process = await anyio.open_process(
-            self._sandbox.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
+            # The script's stderr is its print() (the shim's); what it writes to the file
+            # itself is dropped, never mixed into the host's stderr (an MCP client's log).
+            self._sandbox.argv(self._limits.max_memory),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert self._process.stdout is not None
         from anyio.streams.text import TextReceiveStream
 
-        self._lines = _lines(TextReceiveStream(self._process.stdout))
+        # A message is at most the script's memory: a longer line (bytes written to the pipe
+        # past the protocol, without a newline) is not gathered without end.
+        self._lines = _lines(
+            TextReceiveStream(self._process.stdout), max(self._limits.max_memory, 1 << 20)
+        )
         await self._send(
             {
                 "code": self._code,
@@ -157,11 +172,34 @@ class PythonRun:
     async def _next(self) -> Step:
         left = max(self._limits.max_seconds - self._used, 0.0)
         start = anyio.current_time()
+        step: Step
         with anyio.move_on_after(left + 0.5) as waited:
             while True:
-                line = await anext(self._lines, None)
+                try:
+                    line = await anext(self._lines, None)
+                except _TooLong as exc:
+                    step = Crashed(
+                        kind="script_error",
+                        error_type="RuntimeError",
+                        message=f"the script wrote more than {exc.args[0]} characters as one "
+                        "message to the host; it was stopped",
+                    )
+                    break
                 if line is None:
-                    step = await self._ended()
+                    if await self._out_of_cpu():
+                        step = Crashed(
+                            kind="script_timeout",
+                            error_type="TimeoutError",
+                            message="the script used more than its "
+                            f"{self._limits.max_seconds:g} s of CPU time",
+                        )
+                        break
+                    step = Crashed(
+                        kind="script_error",
+                        error_type="RuntimeError",
+                        message="the script's process ended without an answer (a limit was "
+                        "reached: memory, CPU time or processes)",
+                    )
                     break
                 message = json.loads(line)
                 if "print" in message:
@@ -178,24 +216,16 @@ class PythonRun:
             )
         return step
 
-    async def _ended(self) -> Step:
-        """The step of a process that ended without an answer: its CPU-time limit (SIGXCPU)
-        is the script's time limit; anything else is a limit or a crash."""
-        assert self._process is not None
-        with anyio.move_on_after(2):
+    async def _out_of_cpu(self) -> bool:
+        """Whether the script's process was killed at its CPU time limit (SIGXCPU, then
+        SIGKILL; bubblewrap exits with 128 + the signal)."""
+        if self._process is None:
+            return False
+        with anyio.move_on_after(1):
             await self._process.wait()
-        if self._process.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-            return Crashed(
-                kind="script_timeout",
-                error_type="TimeoutError",
-                message=f"the script ran longer than {self._limits.max_seconds:g} s",
-            )
-        return Crashed(
-            kind="script_error",
-            error_type="RuntimeError",
-            message="the script's process ended without an answer (a limit was reached: "
-            "memory, CPU time or processes)",
-        )
+        code = self._process.returncode
+        killed = (signal.SIGXCPU, signal.SIGKILL)
+        return code is not None and (-code in killed or code - 128 in killed)
 
     def _step(self, message: dict[str, Any]) -> Step:
         if "call" in message:
@@ -225,13 +255,26 @@ class PythonRun:
         self._size += len(text)
 
 
-async def _lines(stream: Any) -> Any:
-    """Whole lines from a text stream."""
-    buffer = ""
+class _TooLong(Exception):
+    """A line longer than the limit (its only argument)."""
+
+
+async def _lines(stream: Any, limit: int) -> Any:
+    """Whole lines from a text stream, each at most ``limit`` characters (else
+    :class:`_TooLong`); a chunk is searched for the newline once."""
+    parts: list[str] = []
+    size = 0
     async for chunk in stream:
-        buffer += chunk
-        while "\n" in buffer:
-            line, buffer = buffer.split("\n", 1)
-            yield line
-    if buffer:
-        yield buffer
+        while (end := chunk.find("\n")) >= 0:
+            if size + end > limit:
+                raise _TooLong(limit)
+            parts.append(chunk[:end])
+            yield "".join(parts)
+            parts, size, chunk = [], 0, chunk[end + 1 :]
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise _TooLong(limit)
+            parts.append(chunk)
+    if parts:
+        yield "".join(parts)

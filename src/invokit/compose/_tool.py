@@ -11,8 +11,12 @@ so no child runs twice.
 from __future__ import annotations
 
 import base64
+import contextlib
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolAnnotations, ToolSpec
@@ -28,7 +32,14 @@ from invokit.compose._sandbox import (
     Step,
 )
 from invokit.compose._stubs import ScriptFunction, render_stubs, script_functions
-from invokit.exceptions import ChildInterrupted, ToolFailed
+from invokit.exceptions import (
+    ApprovalAlreadyUsed,
+    ApprovalExpired,
+    ApprovalNotFound,
+    ChildInterrupted,
+    ToolFailed,
+)
+from invokit.execution._approving import withdraw
 from invokit.execution._children import CONTINUATION, PARENT, Continuation, state_id
 from invokit.execution._outcomes import ApprovalRequired, Interrupted
 from invokit.tools._base import Tool
@@ -38,6 +49,8 @@ if TYPE_CHECKING:
     from invokit.execution import Executor
 
 DENIED = "PermissionError"
+PAUSED_KEPT = 30 * 86400.0
+"""How long after its approval's expiry a paused call id stays marked (a retry refused)."""
 _SCHEMA = {
     "type": "object",
     "properties": {
@@ -153,6 +166,7 @@ class ComposeTool(Tool):
                 f"{self.limits.max_script_chars} are allowed. Write a shorter one.",
                 kind="script_too_long",
             )
+        await self._not_paused_before(call, code)
         functions = self.functions()
         run = self.sandbox.run(code, functions, self.limits)
         try:
@@ -160,6 +174,31 @@ class ComposeTool(Tool):
             return await Driver(self, run, code, call, args, 0).drive(step)
         finally:
             await run.close()
+
+    async def _not_paused_before(self, call: ToolCall, code: str) -> None:
+        """Refuse a call made again under the id of a script that paused (a retry, or a
+        framework executing the call again once its approval was given): the script's calls
+        before the pause ran already, and running it from the start would repeat them."""
+        try:
+            found = await self.executor.approvals.take_interrupt(
+                paused_id(call, self.executor.project, code)
+            )
+        except (ApprovalNotFound, ApprovalExpired):
+            return
+        except ApprovalAlreadyUsed:
+            found = {}
+        approval, named = found.get("approval"), ""
+        if isinstance(approval, str):  # its first pause: named while it is the one waiting
+            with contextlib.suppress(Exception):
+                if (await self.executor.approvals.get(approval)).status == "pending":
+                    named = f" on approval {approval}"
+        raise ToolFailed(
+            f"The script of call {call.id} paused{named} already; running it again would repeat "
+            "the calls it made before the pause, so nothing ran. Continue it with "
+            "executor.resume (or invokit compose --resume) of its approval, or call compose "
+            "with a new call id.",
+            kind="script_paused",
+        )
 
     async def _continue(self, continuation: Continuation, call: ToolCall) -> Any:
         state = continuation.state
@@ -272,6 +311,7 @@ class Driver:
         """Keep the script's state beside its child's approval, so a resume goes on from here."""
         blob = self.run.dump()
         if blob is None:
+            await self.unpaused(interrupt, "the script runtime cannot pause a script")
             raise ToolFailed(
                 f"The call {child['call']} of {child['tool']} needs a person's approval, and "
                 f"the {self.tool.sandbox.name} runtime cannot pause a script. Call that tool "
@@ -289,9 +329,28 @@ class Driver:
             "child": child,
         }
         request = interrupt.request
-        await self.tool.executor.approvals.put_interrupt(
-            state_id(request.id), state, request.expires_at
-        )
+        approvals = self.tool.executor.approvals
+        try:
+            await approvals.put_interrupt(state_id(request.id), state, request.expires_at)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.unpaused(interrupt, "the paused script could not be stored")
+            raise
+        # The mark that this call id paused, kept long after its approval: a call made again
+        # under this id is refused rather than run from the start (see _not_paused_before).
+        # Best effort: paused before, it was marked at its first pause; a store that fails
+        # here still keeps the pause (the state is stored), only a retry is not refused.
+        with contextlib.suppress(Exception):
+            await approvals.put_interrupt(
+                paused_id(self.call, self.tool.executor.project, self.code),
+                {"approval": request.id},
+                request.expires_at + PAUSED_KEPT,
+            )
+
+    async def unpaused(self, interrupt: ApprovalRequired, why: str) -> None:
+        """The script ends instead of pausing: its child's approval is withdrawn, so no later
+        "yes" runs a call of a script the model was told failed."""
+        await withdraw(self.tool.executor, interrupt.request, f"{why}; nothing ran")
 
     def reply_for(self, result: ToolResult, child: Mapping[str, Any] | None) -> Any:
         """The child's result as the script sees it: its value, or an exception to raise."""
@@ -323,6 +382,13 @@ class Driver:
             text += f" (raised by the call {last['call']} of {last['tool']!r}, kind {last['kind']})"
             data.update(call=last["call"], tool=last["tool"], call_kind=last["kind"])
         return ToolFailed(text, kind=crashed.kind, data=data)
+
+
+def paused_id(call: ToolCall, project: str | None, code: str) -> str:
+    """The key of the mark that the script ``code`` of ``call`` paused, in its session and
+    project (another script under a reused call id is another run)."""
+    digest = hashlib.sha256(code.encode()).hexdigest()[:32]
+    return f"compose.paused|{project or ''}|{call.session_id or ''}|{call.id}|{digest}"
 
 
 def bind(

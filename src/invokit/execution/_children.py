@@ -17,7 +17,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
-from invokit.exceptions import ApprovalExpired
+from invokit.exceptions import ApprovalExpired, ApprovalNotFound
 from invokit.execution._outcomes import ApprovalRequired, Interrupted, Outcome
 
 if TYPE_CHECKING:
@@ -54,6 +54,21 @@ def parent_of(call: ToolCall) -> Mapping[str, Any] | None:
     return parent if isinstance(parent, Mapping) else None
 
 
+async def waiting_child(ex: Executor, call: ToolCall) -> ApprovalRequest | None:
+    """The newest approval still waiting for a call that ``call`` made (a compose script
+    paused on it), in ``call``'s session and this executor's project; ``None`` when none is.
+    A framework that runs a call again once a person said yes resumes this one instead: run
+    again, the script would repeat the calls it made before the pause."""
+    found = [
+        request
+        for request in await ex.approvals.list_pending()
+        if request.session_id == call.session_id
+        and request.project == ex.project
+        and (parent_of(request.call) or {}).get("id") == call.id
+    ]
+    return max(found, key=lambda request: request.created_at, default=None)
+
+
 async def continue_parent(
     ex: Executor, approval_id: str, request: ApprovalRequest, child: Outcome
 ) -> Outcome:
@@ -72,6 +87,10 @@ async def continue_parent(
     start = perf_counter()
     try:
         state = await ex.approvals.take_interrupt(state_id(approval_id))
+    except ApprovalNotFound:
+        # No state was stored beside the approval (the process was killed between the two
+        # writes): the call ran; its own outcome is all there is to hand out.
+        return child
     except ApprovalExpired:
         parent = parent_of(request.call) or {}
         call = ToolCall(

@@ -42,6 +42,8 @@ class Prepared:
     """The message a denied call gets, when ``settled`` denies."""
     quotas: tuple[Quota, ...] = ()
     """The tool's own quotas and the policy's that cover it; empty: no quota step."""
+    counted_as: str = ""
+    """The tool name its quotas count under: the spec's, or for an alias the listed tool's."""
     standing: tuple[tuple[str, ...], ToolPolicy] | None = None
     """The policy with the standing rules that apply to this tool, and the ids of those rules:
     compiled on the first ``ask`` and again only when the rules change (``_standing.py``)."""
@@ -74,7 +76,15 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut
             prepared.lean = not inner.declares_permissions and inner.approval_check is None
-    prepared.quotas = (*inner.quotas, *policy.quotas_for(spec))
+    listed, listed_spec = found, spec  # an alias counts as the tool it is another name of
+    while isinstance(listed, RenamedTool) and listed.alias:
+        listed = listed.inner
+        listed_spec = listed.current_spec() or listed_spec
+    covering = policy.quotas_for(spec)
+    if listed_spec is not spec:
+        covering += tuple(q for q in policy.quotas_for(listed_spec) if q not in covering)
+    prepared.quotas = (*inner.quotas, *covering)
+    prepared.counted_as = str(listed_spec.name)
     prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
     settled = prepared.policy.constant
     if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":

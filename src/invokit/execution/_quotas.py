@@ -42,7 +42,7 @@ async def check_quotas(
     matches the call); the first one exceeded refuses it (``quota_exceeded``, saying when the
     next call is allowed). A count already recorded for an earlier quota of the same call
     stays (the call was attempted)."""
-    tool = str(prepared.spec.name)
+    tool = prepared.counted_as or str(prepared.spec.name)
     now = time.time()
     requests: tuple[PermissionRequest, ...] | None = None
     for quota in prepared.quotas:

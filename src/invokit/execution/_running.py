@@ -11,6 +11,7 @@ from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import AuthRequired, ChildInterrupted
 from invokit.execution._approving import hold
+from invokit.execution._children import CONTINUATION
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_in_scope
 from invokit.execution._limits import apply_output_limit
@@ -55,7 +56,8 @@ async def run(
         outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
         if outcome is not None:
             return outcome
-    if prepared.quotas:  # counted after the decision and approval, just before it runs
+    if prepared.quotas and not continuing(call):  # counted after the decision and approval,
+        # just before it runs; a paused tool that goes on was counted when it was called
         refused = await check_quotas(ex, prepared, call, args, start)
         if refused is not None:
             return refused
@@ -106,6 +108,13 @@ async def run(
     if ex._after:
         result, fresh = await after_hooks(ex, call, result)
     return finish(ex, prepared, call, args, result, start, decision, approved, fresh)
+
+
+def continuing(call: ToolCall) -> bool:
+    """Whether ``call`` is a paused tool going on after its child's approval (its first run
+    was decided and counted)."""
+    continuation = CONTINUATION.get()
+    return continuation is not None and continuation.call_id == call.id
 
 
 async def after_hooks(ex: Executor, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:

@@ -30,6 +30,7 @@ from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, MissingExtra
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
+from invokit.execution._children import waiting_child
 from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
@@ -132,6 +133,10 @@ class InvokitAdkTool(BaseTool):
                 # withdraws that "yes"); executing would run it before the answer is read.
                 return _to_adk(await self._resolve(call, decided.id, confirmation))
         started = time.time()
+        if tool_context.tool_confirmation is not None:
+            child = await waiting_child(self.executor, call)
+            if child is not None:  # a compose script paused on its call: it goes on from there
+                return _to_adk(await self._resolve(call, child.id, tool_context.tool_confirmation))
         outcome = await self.executor.execute(call)
         if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
             request = outcome.interrupt.request

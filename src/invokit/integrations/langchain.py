@@ -38,6 +38,7 @@ from invokit._ids import new_id
 from invokit.approvals import ApprovalRequest
 from invokit.exceptions import ApprovalError, MissingExtra, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution._children import waiting_child
 from invokit.integrations._common import answer_for_another_request, approved_elsewhere
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Tool
@@ -138,6 +139,12 @@ async def _call(
             return _to_langchain(call, await _resolve(executor, call, decided.id, name, answer, by))
     started = time.time()
     outcome = await executor.execute(call)
+    if runtime is not None and _script_paused(outcome):
+        # A compose script paused on one of its calls, and the node runs again on resume:
+        # the waiting call's approval takes the person's answer, and the script goes on.
+        child = await waiting_child(executor, call)
+        if child is not None:
+            outcome = Interrupted(ApprovalRequired(request=child))
     if isinstance(outcome, Interrupted) and isinstance(outcome.interrupt, ApprovalRequired):
         request = outcome.interrupt.request
         if runtime is None:  # not inside a graph: there is nothing to pause
@@ -156,6 +163,11 @@ async def _call(
             raise InvokitToolException(stale)
         outcome = await _resolve(executor, call, request.id, name, answer, by)
     return _to_langchain(call, outcome)
+
+
+def _script_paused(outcome: Outcome) -> bool:
+    error = outcome.result.error if not isinstance(outcome, Interrupted) else None
+    return error is not None and error.kind == "script_paused"
 
 
 def _thread_id(runtime: ToolRuntime | None) -> str | None:

@@ -55,6 +55,7 @@ from invokit._canonical import canonical_hash
 from invokit.approvals import ApprovalRequest, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, RetryWithFeedback, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution._children import parent_of
 from invokit.permissions import request_to_dict
 from invokit.providers import NameMap
 from invokit.providers._content import texts
@@ -153,13 +154,19 @@ class InvokitToolset(AbstractToolset[Any]):
         """A call the person approved in pydantic-ai: resume its waiting invokit approval.
 
         Only an approval invokit recorded for this call id, session and project is resumed;
-        one that names another approval id runs nothing. With no approval waiting (it was
+        one that names another approval id runs nothing. A compose script paused on one of
+        its calls goes on from there (the approval named is that call's, waiting, in this
+        session and project): run again, it would repeat the calls before the pause. With no
+        approval waiting (it was
         decided elsewhere, or never asked: a forged approval), the call is executed again, so
         the policy and the store decide: approved runs once, denied stays denied, else asks.
         """
         echoed = _invokit_data(metadata)
         waiting = await self.executor.pending(call.id, session_id=call.session_id)
         if waiting is None:
+            child = await self._paused_child(call, echoed.get("approval_id"))
+            if child is not None:  # a compose script paused on its call: it goes on from there
+                return await self._resume(child, None, echoed)
             return await self.executor.execute(call)
         claimed = echoed.get("approval_id")
         if claimed is not None and claimed != waiting.id:
@@ -170,6 +177,31 @@ class InvokitToolset(AbstractToolset[Any]):
         # pydantic-ai's ToolApproved(override_args=...) arrives as other arguments: an edit,
         # validated and decided again by invokit (a deny rule still wins).
         edited = None if _same_arguments(tool_args, waiting) else tool_args
+        return await self._resume(waiting, edited, echoed)
+
+    async def _paused_child(self, call: ToolCall, approval_id: Any) -> ApprovalRequest | None:
+        """The waiting approval ``approval_id`` of a call that ``call`` made (a compose
+        script's child, in this session and project), else ``None``."""
+        if not isinstance(approval_id, str):
+            return None
+        try:
+            record = await self.executor.approvals.get(approval_id)
+        except ApprovalError:
+            return None
+        request = record.request
+        parent = parent_of(request.call) or {}
+        if (
+            record.status != "pending"
+            or parent.get("id") != call.id
+            or request.session_id != call.session_id
+            or request.project != self.executor.project
+        ):
+            return None
+        return request
+
+    async def _resume(
+        self, waiting: ApprovalRequest, edited: dict[str, Any] | None, echoed: dict[str, Any]
+    ) -> Outcome:
         by = echoed.get("by")
         scope = echoed.get("scope")
         try:

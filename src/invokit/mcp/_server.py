@@ -37,6 +37,7 @@ from invokit.approvals import ApprovalRequest
 from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution._children import parent_of
 from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
 from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
 from invokit.mcp._elicit import (
@@ -237,10 +238,13 @@ class ToolServer:
         return self._answer(outcome.result)
 
     async def _pending_for(self, call: ToolCall) -> list[ApprovalRequest]:
+        """The approvals still waiting for ``call``, or for a call it made (a compose
+        script's child, which pauses the script)."""
         return [
             r
             for r in await self.executor.approvals.list_pending()
-            if r.call.id == call.id and r.session_id == call.session_id
+            if r.session_id == call.session_id
+            and (r.call.id == call.id or (parent_of(r.call) or {}).get("id") == call.id)
         ]
 
     async def _withdraw(self, call: ToolCall) -> None:

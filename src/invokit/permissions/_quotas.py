@@ -37,7 +37,8 @@ class Quota:
     the quota is that tool's. In a policy, exactly one of ``tool`` (a name or a glob such as
     ``"fs.*"``), ``tag``, or ``rule`` (a policy rule such as ``"shell(git push *)"`` or
     ``"fs.write(src/**)"``: only the calls it matches count) says what it covers; every
-    matching tool has its own count.
+    matching tool has its own count. A call under an
+    alias (``registry.aliased``) counts as a call of the tool the alias names.
     """
 
     calls: int

@@ -66,5 +66,5 @@ class AliasedRegistry(WrapperRegistry):
             return None
         view = self._views.get(name)
         if view is None or view.inner is not found:
-            view = self._views[name] = RenamedTool(found, name)
+            view = self._views[name] = RenamedTool(found, name, alias=True)
         return view

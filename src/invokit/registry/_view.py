@@ -14,9 +14,12 @@ from invokit.tools._context import ToolContext
 class RenamedTool(Tool):
     """``inner`` listed and called as ``name``."""
 
-    def __init__(self, inner: Tool, name: str) -> None:
+    def __init__(self, inner: Tool, name: str, *, alias: bool = False) -> None:
         self.inner = inner
         self._name = name
+        self.alias = alias
+        """Whether ``name`` is an extra name of ``inner`` (listed under its own name), not a
+        new name for it: an alias counts against ``inner``'s quotas."""
         self.external = inner.external  # type: ignore[misc]
         self.strict = inner.strict
         self._spec_of: ToolSpec | None = None
