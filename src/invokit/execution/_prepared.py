@@ -55,11 +55,17 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
     spec = found.current_spec() if found is not None else None
     if found is None or spec is None:
         return None
+    listed, listed_spec = found, spec  # an alias is another name of a listed tool
+    while isinstance(listed, RenamedTool) and listed.alias:
+        listed = listed.inner
+        listed_spec = listed.current_spec() or listed_spec
     prepared = Prepared(
         tool=found,
         spec=spec,
         validator=found.validator,
-        policy=policy.compile(spec),
+        # The policy decides an alias as the tool it names: rules are written for the names
+        # tools are listed under (an alias is never listed), so "deny pong" holds for "q".
+        policy=policy.compile(listed_spec),
         timeout=spec.timeout if spec.timeout is not None else limits.timeout,
         limit=spec.output_limit or limits.output,
     )
@@ -76,10 +82,6 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         if shortcut is not None:
             prepared.direct, prepared.convert = shortcut
             prepared.lean = not inner.declares_permissions and inner.approval_check is None
-    listed, listed_spec = found, spec  # an alias counts as the tool it is another name of
-    while isinstance(listed, RenamedTool) and listed.alias:
-        listed = listed.inner
-        listed_spec = listed.current_spec() or listed_spec
     covering = policy.quotas_for(spec)
     if listed_spec is not spec:
         covering += tuple(q for q in policy.quotas_for(listed_spec) if q not in covering)
