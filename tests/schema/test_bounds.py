@@ -160,3 +160,27 @@ def test_short_renders_small_values_as_json() -> None:
     assert short({"a": [1, True, None, "x"]}) == '{"a": [1, true, null, "x"]}'
     assert short('say "hi"') == '"say \\"hi\\""'
     assert short(12) == "12"
+
+
+def test_many_wrong_items_under_a_union_report_the_first_at_once() -> None:
+    """49,000 wrong items under an ``anyOf`` (whose issues only ``iter_errors`` lists, in more
+    than linear time: about 2 s here) give only the first issue, found the way a validity
+    check finds it; a small value still lists its issues."""
+    union = ArgumentValidator(
+        {
+            "type": "object",
+            "properties": {
+                "xs": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+            },
+        }
+    )
+
+    def report(count: int) -> InvalidArguments:
+        with pytest.raises(InvalidArguments) as caught:
+            union(json.dumps({"xs": ["x"] * count}))
+        return caught.value
+
+    small = report(100)
+    assert len(small.issues) == MAX_ISSUES and small.more == 100 - MAX_ISSUES
+    large = report(49_000)
+    assert [issue.path for issue in large.issues] == ["/xs/0"] and large.more == 0

@@ -11,6 +11,12 @@ from invokit.exceptions import ArgumentIssue
 
 MAX_ISSUES = 20
 """The most issues one report lists; the rest are counted (``InvalidArguments.more``)."""
+LISTED_UP_TO = 2_000
+"""Arguments with more values than this, under a schema with unions (``anyOf``, ``oneOf``) or
+that the evaluation output cannot describe, get only their first issue: listing every issue
+there goes through ``iter_errors``, worse than linear with the interpreter lock held (2 s at
+49,000 items), while the first issue costs about as much as a valid check. The model fixes it
+and calls again. Other schemas list issues in one linear pass."""
 MAX_MESSAGE = 300
 """The most characters of one issue's message (a schema library's message may quote the
 whole value)."""
@@ -21,13 +27,16 @@ class IssueFinder:
     that says the same as ``iter_errors`` (one pass, the expected value looked up once per
     schema place), from ``iter_errors`` where it does not."""
 
-    __slots__ = ("_evaluable", "_expected_at", "_schema", "_validator")
+    __slots__ = ("_costly", "_evaluable", "_expected_at", "_schema", "_validator")
 
     def __init__(self, validator: Any, schema: Mapping[str, Any]) -> None:
         self._validator = validator
         self._schema = schema
         self._expected_at: dict[str, str | None] = {}
         self._evaluable = _evaluable(schema)
+        # Listing issues may take iter_errors (superlinear) for these: see LISTED_UP_TO.
+        text = json.dumps(schema, default=str)
+        self._costly = not self._evaluable or '"anyOf"' in text or '"oneOf"' in text
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
         """The schema violations in ``value`` (at most :data:`MAX_ISSUES`), each with its
@@ -36,7 +45,9 @@ class IssueFinder:
 
     def report(self, value: Any) -> tuple[list[ArgumentIssue], int]:
         """The first :data:`MAX_ISSUES` schema violations in ``value``, sorted by pointer,
-        and how many more there are."""
+        and how many more there are (only the first, see :data:`LISTED_UP_TO`)."""
+        if self._costly and _more_values_than(value, LISTED_UP_TO):
+            return self._first(value)
         if not self._evaluable:
             return self._composed(value)
         found: list[ArgumentIssue] = []
@@ -81,6 +92,43 @@ class IssueFinder:
                 found.append(_issue(error))
         found.sort(key=_issue_path)
         return found, more
+
+    def _first(self, value: Any) -> tuple[list[ArgumentIssue], int]:
+        """The first issue only: ``validate`` stops at it (a model fixes it and calls again)."""
+        try:
+            self._validator.validate(value)
+        except Exception as error:  # jsonschema_rs.ValidationError, loaded lazily
+            if hasattr(error, "instance_path") and not _spurious_required(error):
+                return [_issue(error)], 0
+        return self._bounded(value)
+
+    def _bounded(self, value: Any) -> tuple[list[ArgumentIssue], int]:
+        found: list[ArgumentIssue] = []
+        for error in self._validator.iter_errors(value):
+            if not _spurious_required(error):
+                found.append(_issue(error))
+                break
+        return found, 0
+
+
+def _more_values_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values (array items and object members, at
+    every level); stops counting at ``limit``."""
+    count = 0
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            count += len(current)
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            count += len(current)
+            stack.extend(current)
+        else:
+            continue
+        if count > limit:
+            return True
+    return False
 
 
 def _clip(message: str) -> str:
