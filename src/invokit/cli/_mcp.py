@@ -18,7 +18,7 @@ from invokit.cli._livelog import inert
 from invokit.cli._options import ConfigOption, JsonOption, RootOption, StateOption, options
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 from invokit.cli._runtime import Setup, make_toolset, prepare
-from invokit.cli._stores import close_pins, open_pins
+from invokit.cli._stores import open_pins
 
 if TYPE_CHECKING:
     from invokit.mcp import PinStorage
@@ -45,7 +45,7 @@ async def _survey(setup: Setup, only: str | None, trust: tuple[str, ...] | None)
     out: list[dict[str, Any]] = []
     async with AsyncExitStack() as stack:
         pins = open_pins(setup.state)
-        stack.callback(close_pins, pins)
+        stack.callback(pins.close)
         for server in servers:
             toolset = make_toolset(server, pins=pins)
             await toolset.connect()
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
             try:
                 pins = _pin_rows(pin_store)
             finally:
-                close_pins(pin_store)
+                pin_store.close()
             if as_json:
                 print_json({"servers": servers, "pins": pins})
                 return
@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
                 try:
                     pin = pin_store.trust(server, tools[0], fingerprint)
                 finally:
-                    close_pins(pin_store)
+                    pin_store.close()
                 if as_json:
                     print_json({"trusted": [pin.tool], "server": server})
                 else:

@@ -37,7 +37,6 @@ from invokit.cli._stores import (
     DEFAULT_STATE,
     State,
     choose_state,
-    close_pins,
     open_approvals,
     open_artifacts,
     open_audit,
@@ -274,7 +273,7 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     if not setup.config.mcp_servers:
         return registry
     pins = open_pins(setup.state)
-    stack.callback(close_pins, pins)
+    stack.callback(pins.close)
     for server in setup.config.mcp_servers:
         toolset = make_toolset(server, pins=pins)
         try:

@@ -149,54 +149,32 @@ def open_approvals(
     Raises:
         ConfigError: the store would lie inside a tool root, or the extra it needs is missing.
     """
-    if state.kind == "postgresql":
-        assert state.url is not None
-        PostgresApprovalStore = _postgres("PostgresApprovalStore")
-        store: ApprovalStore = PostgresApprovalStore(state.url)
-        return store
     from invokit.approvals import SqliteApprovalStore
     from invokit.approvals._sqlite import DEFAULT_FILE
 
-    path = state.directory / DEFAULT_FILE if state.directory is not None else None
-    try:
-        return SqliteApprovalStore(path, forbidden_roots=forbidden_roots)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{exc}. Set --state (or INVOKIT_STATE_DIR) to a directory outside the root.",
-            source=state.shown(),
-        ) from None
+    store: ApprovalStore | None = _in_database(state, "PostgresApprovalStore")
+    if store is None:
+        store = _in_directory(state, SqliteApprovalStore, DEFAULT_FILE, forbidden_roots)
+    return store
 
 
 def open_audit(
     state: State, *, forbidden_roots: Iterable[str | os.PathLike[str]] = ()
 ) -> EventSink:
     """The audit sink of ``state``: the database's audit table, or the JSONL log."""
-    if state.kind == "postgresql":
-        assert state.url is not None
-        PostgresAuditSink = _postgres("PostgresAuditSink")
-        sink: EventSink = PostgresAuditSink(state.url)
-        return sink
     from invokit.execution import JsonlAuditSink
     from invokit.execution._audit_jsonl import DEFAULT_FILE
 
-    path = state.directory / DEFAULT_FILE if state.directory is not None else None
-    try:
-        return JsonlAuditSink(path, forbidden_roots=forbidden_roots)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{exc}. Set --state (or INVOKIT_STATE_DIR) to a directory outside the root.",
-            source=state.shown(),
-        ) from None
+    sink: EventSink | None = _in_database(state, "PostgresAuditSink")
+    if sink is None:
+        sink = _in_directory(state, JsonlAuditSink, DEFAULT_FILE, forbidden_roots)
+    return sink
 
 
 def open_artifacts(state: State) -> SpillStore | None:
     """Where spilled outputs are kept: in the database for PostgreSQL, so a handle one replica
     gave out is readable through any other; ``None`` (the executor's own memory) otherwise."""
-    if state.kind != "postgresql":
-        return None
-    assert state.url is not None
-    PostgresArtifactStore = _postgres("PostgresArtifactStore")
-    artifacts: SpillStore = PostgresArtifactStore(state.url)
+    artifacts: SpillStore | None = _in_database(state, "PostgresArtifactStore")
     return artifacts
 
 
@@ -204,21 +182,36 @@ def open_pins(state: State) -> PinStorage:
     """Where trusted MCP tool fingerprints live: in the database for PostgreSQL, so a tool
     trusted through one replica (or ``invokit mcp trust``) is trusted for every replica; the
     state directory's ``mcp-pins.json`` otherwise."""
+    from invokit.mcp._pins import PinStore
+
+    pins: PinStorage | None = _in_database(state, "PostgresPinStore")
+    return PinStore() if pins is None else pins
+
+
+def _in_database(state: State, name: str) -> Any:
+    """``invokit.postgres.<name>`` on the state's URL for a PostgreSQL state, else ``None``."""
     if state.kind != "postgresql":
-        from invokit.mcp._pins import PinStore
-
-        return PinStore()
+        return None
     assert state.url is not None
-    PostgresPinStore = _postgres("PostgresPinStore")
-    pins: PinStorage = PostgresPinStore(state.url)
-    return pins
+    return _postgres(name)(state.url)
 
 
-def close_pins(pins: PinStorage) -> None:
-    """Close a pin store that holds a connection (the file store holds none)."""
-    close = getattr(pins, "close", None)
-    if close is not None:
-        close()
+def _in_directory(
+    state: State,
+    kind: Any,
+    file: str,
+    forbidden_roots: Iterable[str | os.PathLike[str]],
+) -> Any:
+    """``kind`` on ``file`` in the state's directory (the default state directory when it
+    names none), refused as a one-line :class:`ConfigError` inside a tool root."""
+    path = state.directory / file if state.directory is not None else None
+    try:
+        return kind(path, forbidden_roots=forbidden_roots)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{exc}. Set --state (or INVOKIT_STATE_DIR) to a directory outside the root.",
+            source=state.shown(),
+        ) from None
 
 
 def audit_file(state: State) -> Path:

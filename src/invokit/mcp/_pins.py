@@ -86,6 +86,10 @@ class PinStorage(Protocol):
         """Every pin (of ``server``, if given), sorted by server and tool."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the store holds open (a database connection)."""
+        ...
+
 
 class PinStore:
     """Trusted fingerprints in a JSON file (0600, in the private state directory by default).
@@ -167,6 +171,9 @@ class PinStore:
             if dropped:
                 self._write(data)
         return dropped
+
+    def close(self) -> None:
+        """Nothing to close: the file is opened for each read and write."""
 
     def list(self, server: str | None = None) -> list[Pin]:
         """Every pin (of ``server``, if given), sorted by server and tool."""
