@@ -25,6 +25,7 @@ from invokit.cli._options import (
     PairsArgument,
     PolicyOption,
     RootOption,
+    SessionOption,
     options,
 )
 from invokit.cli._output import (
@@ -174,10 +175,7 @@ def register(app: typer.Typer) -> None:
                 "Without asking, a call that needs approval exits 3 with its approval id.",
             ),
         ] = None,
-        session: Annotated[
-            Optional[str],  # noqa: UP045
-            typer.Option("--session", help="A session id (session approvals bind to it)."),
-        ] = None,
+        session: SessionOption = None,
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,

@@ -21,6 +21,7 @@ from invokit.cli._options import (
     JsonOption,
     PolicyOption,
     RootOption,
+    SessionOption,
     options,
 )
 from invokit.cli._output import PENDING, USAGE, fail, print_json, reported, stderr
@@ -64,10 +65,7 @@ def register(app: typer.Typer) -> None:
             Optional[str],  # noqa: UP045
             typer.Option("--resume", help="Continue the script paused on this approval id."),
         ] = None,
-        session: Annotated[
-            Optional[str],  # noqa: UP045
-            typer.Option("--session", help="A session id (session approvals bind to it)."),
-        ] = None,
+        session: SessionOption = None,
         config: ConfigOption = None,
         root: RootOption = None,
         policy: PolicyOption = None,

@@ -50,6 +50,10 @@ StateOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON for scripts.")]
+SessionOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--session", help="A session id (session approvals bind to it)."),
+]
 PairsArgument = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Argument(help="Arguments as key=value (or key:=JSON).", show_default=False),
