@@ -76,6 +76,11 @@ class Executor(Reporter):
         artifacts: where spilled outputs are kept for ``tool_result_read``.
         project: the project "approve always" rules are recorded for and read from (rules of
             another project never apply); default: the policy's root, else the current directory.
+        commit_on_return: with a group-commit audit sink, every outcome is returned only once
+            its call's records are written (the default). ``False`` returns at once and leaves
+            that wait to the caller, who awaits :meth:`commit` before telling anyone of a
+            result (``invokit serve`` does, before each answer): calls pay no write on their
+            path, and the records of results nobody was told of may be lost to a crash.
 
     Raises:
         ValueError: the approval store's or an audit sink's file lies inside a folder that
@@ -95,6 +100,7 @@ class Executor(Reporter):
         resources: Mapping[str, Any] | None = None,
         artifacts: SpillStore | None = None,
         project: str | None = None,
+        commit_on_return: bool = True,
     ) -> None:
         from invokit.permissions import Policy
 
@@ -111,11 +117,14 @@ class Executor(Reporter):
             approvals = MemoryApprovalStore()
         check_state_location(self.registry, approvals, events)
         self.approvals: ApprovalStore = approvals
+        # A store that tells in-process that a call never asked (the memory store) spares an
+        # allowed call the lookup of an earlier approval to withdraw.
+        self._never_asked: Callable[[str], bool] | None = getattr(approvals, "never_asked", None)
         self.approver = approver
         self.hooks = tuple(hooks) + _traced(self.registry, events)
         self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
-        self._listen(events)
+        self._listen(events, commit_on_return=commit_on_return)
         self.resources = resources
         self._prepared: dict[str, Prepared] = {}
         self.project = project if project is not None else _standing.default_project(self.policy)
@@ -171,24 +180,25 @@ class Executor(Reporter):
     async def execute(
         self, call: ToolCall, *, on_progress: ProgressCallback | None = None
     ) -> Outcome:
-        """Run one call through every step; only a bug in invokit raises. With an audit sink
-        the outcome is returned once the call's records are written (group commit)."""
+        """Run one call through every step; only a bug in invokit raises. With a group-commit
+        audit sink the outcome is returned once the call's records are written, unless the
+        executor leaves that to its caller (``commit_on_return=False``: :meth:`commit`)."""
         start = perf_counter()
-        record = self._sinks_for.get("received")  # the hot path hands sinks records itself
+        record = self._on_received  # the hot path hands sinks records itself
         if record is not None:
             record(("received", call, time(), {"arguments": shown(call.arguments)}))
         prepared = self._find(call, start)  # 1. lookup
         if isinstance(prepared, Failed):
-            return await self._returned(prepared) if self._commits else prepared
+            return await self._returned(prepared) if self._commits_on_return else prepared
         args = self._validate(prepared, call, start)  # 2. validate
         if isinstance(args, Failed):
-            return await self._returned(args) if self._commits else args
+            return await self._returned(args) if self._commits_on_return else args
         settled = prepared.settled
         if settled is not None and on_progress is None:
             # 3-5, preflight, policy and approval, were settled once for this tool (prepare):
             # it asks for no permissions and the answer, allow or deny, is the same for every
             # call; there are no hooks either.
-            record = self._sinks_for.get("decided")
+            record = self._on_decided
             if record is not None:
                 record(("decided", call, time(), decision_data(settled)))
             if settled.verdict == "deny":
@@ -196,7 +206,7 @@ class Executor(Reporter):
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
                 )
             else:
-                if not prepared.spec.annotations.read_only:
+                if prepared.withdraws and not self._asked_never(call):
                     # Asked about under another policy (here or in another process): that
                     # approval must not run the call again.
                     await _approving.ran_without(self, call)
@@ -208,13 +218,18 @@ class Executor(Reporter):
                 call, resources=self.resources, on_progress=self._progress(call, on_progress)
             )
             outcome = await self._guarded(prepared, call, args, ctx, start, approved=None)
-        if self._commits:  # 10. what is returned has its records written
-            await self._committed()
+        if self._commits_on_return:  # 10. what is returned has its records written
+            await self.commit()
         return outcome
+
+    def _asked_never(self, call: ToolCall) -> bool:
+        """Whether the store can tell in-process that ``call`` never asked for an approval."""
+        never_asked = self._never_asked
+        return never_asked is not None and type(call.id) is str and never_asked(call.id)
 
     async def _returned(self, outcome: Outcome) -> Outcome:
         """``outcome``, once the records handed to group-commit sinks so far are written."""
-        await self._committed()
+        await self.commit()
         return outcome
 
     def _find(self, call: ToolCall, start: float) -> Prepared | Failed:
@@ -252,7 +267,7 @@ class Executor(Reporter):
             return self._failed(
                 call, start, "invalid_arguments", str(exc), data=argument_issues(exc)
             )
-        record = self._sinks_for.get("validated")
+        record = self._on_validated
         if record is not None:
             record(("validated", call, time(), {"arguments": args}))
         return args
@@ -288,7 +303,7 @@ class Executor(Reporter):
             if not isinstance(granted, bool):
                 approved = granted
             await _approving.ran_without(self, call, approved)
-        elif approved is None and not prepared.spec.annotations.read_only:
+        elif approved is None and prepared.withdraws and not self._asked_never(call):
             await _approving.ran_without(self, call)
         return await self._run(
             prepared, call, args, ctx, start, approved=approved, decision=decision
@@ -340,7 +355,8 @@ class Executor(Reporter):
             other = await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
-            await self._committed()
+            if self._commits_on_return:
+                await self.commit()
             return other
         from invokit.approvals import ApprovalDecision
 
@@ -361,11 +377,16 @@ class Executor(Reporter):
         if request.call.metadata and PARENT in request.call.metadata:
             # A call made by another tool (a compose script's child): that tool goes on.
             outcome = await continue_parent(self, approval_id, request, outcome)
-        await self._committed()
+        if self._commits_on_return:
+            await self.commit()
         return outcome
 
-    async def _committed(self) -> None:
-        """Wait until every record handed to a group-commit sink so far is written."""
+    async def commit(self) -> None:
+        """Wait until every record handed to a group-commit audit sink so far is written (in
+        the kernel: it survives ``kill -9``; with the sink's ``fsync``, power loss too).
+        Calls that end together share one write; returns at once when nothing waits. An
+        executor built with ``commit_on_return=False`` leaves this to its caller: await it
+        before telling anyone of a result."""
         for commit in self._commits:
             waiter = commit()
             if waiter is not None:

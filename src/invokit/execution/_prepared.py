@@ -28,6 +28,8 @@ class Prepared:
     policy: ToolPolicy
     timeout: float
     limit: OutputLimit
+    max_chars: int = 0
+    """``limit.max_chars``: the one figure the common result is checked against."""
     direct: Callable[..., Any] | None = None
     """The async function to await instead of ``tool.invoke`` (a plain ``@tool``)."""
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -35,6 +37,12 @@ class Prepared:
     """``direct``, and no permission requests to ask for: the executor skips the context."""
     static: bool = False
     """The tool's spec can never change (a plain ``@tool``): no check per call."""
+    plain: bool = False
+    """``direct``, no quota, not external, and no hook: the run goes straight to the invoke
+    step (``_running.run``)."""
+    withdraws: bool = False
+    """Not read-only: an allowed call withdraws an approval the call asked for earlier (under
+    another policy, or in another process), so that approval cannot run it again."""
     settled: Decision | None = None
     """The policy's answer, allow or deny, for every call of a lean tool when no hook runs
     before or after it: the executor then takes its shortest path."""
@@ -68,7 +76,9 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         policy=policy.compile(listed_spec),
         timeout=spec.timeout if spec.timeout is not None else limits.timeout,
         limit=spec.output_limit or limits.output,
+        withdraws=not spec.annotations.read_only,
     )
+    prepared.max_chars = prepared.limit.max_chars
     inner = found
     while isinstance(inner, RenamedTool):  # prefixed, renamed, aliased: the real tool
         inner = inner.inner
@@ -88,6 +98,9 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
     prepared.quotas = (*inner.quotas, *covering)
     prepared.counted_as = str(listed_spec.name)
     prepared.static = type(found) is FunctionTool  # its spec is built once, never replaced
+    prepared.plain = (
+        prepared.direct is not None and not prepared.quotas and not found.external and not hooked
+    )
     settled = prepared.policy.constant
     if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":
         prepared.settled = settled

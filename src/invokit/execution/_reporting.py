@@ -36,11 +36,21 @@ class Reporter:
     _sinks_for: dict[str, Callable[[Record], None]]
     """For each event type some sink wants: how to hand it one record (the hot path calls it
     with ``(type, call, time.time(), data)``; elsewhere :meth:`_emit` does)."""
+    _on_received: Callable[[Record], None] | None
+    _on_validated: Callable[[Record], None] | None
+    _on_decided: Callable[[Record], None] | None
+    _on_started: Callable[[Record], None] | None
+    _on_completed: Callable[[Record], None] | None
+    """``_sinks_for``'s entries for the five events of every allowed call, settled once, so
+    the hot path reads an attribute instead of looking the type up."""
     _interrupts: dict[str, Interrupt]
     _commits: tuple[Callable[[], Awaitable[None] | None], ...]
-    """The ``committed`` of each group-commit sink: awaited before an outcome is returned."""
+    """The ``committed`` of each group-commit sink: what :meth:`Executor.commit` awaits."""
+    _commits_on_return: tuple[Callable[[], Awaitable[None] | None], ...]
+    """``_commits`` when every outcome waits for its records before it is returned; empty when
+    the caller commits (``commit_on_return=False``)."""
 
-    def _listen(self, events: Sequence[EventSink]) -> None:
+    def _listen(self, events: Sequence[EventSink], *, commit_on_return: bool) -> None:
         self.sinks = tuple(events)
         buffered = sys.modules.get("invokit.execution._audit_buffer")
         self._commits = tuple(
@@ -60,6 +70,11 @@ class Reporter:
                 self._sinks_for[kind] = wanted[0]
             elif wanted:
                 self._sinks_for[kind] = _fan_out(wanted)
+        self._commits_on_return = self._commits if commit_on_return else ()
+        sinks_for = self._sinks_for.get
+        self._on_received, self._on_validated = sinks_for("received"), sinks_for("validated")
+        self._on_decided, self._on_started = sinks_for("decided"), sinks_for("started")
+        self._on_completed = sinks_for("completed")
         self._interrupts = {}
 
     def _failed(

@@ -50,24 +50,15 @@ async def run(
     when none was built yet (the shortest path, a call resumed after its approval); one is made
     when a hook or the tool needs it. ``rewritten``: the hooks ran already (their rewrite was
     decided again)."""
-    if ex._before and not rewritten:  # 6. hooks
-        if ctx is None:
-            ctx = ToolContext(call, resources=ex.resources)
-        outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
-        if outcome is not None:
-            return outcome
-    if prepared.quotas and not continuing(call):  # counted after the decision and approval,
-        # just before it runs; a paused tool that goes on was counted when it was called
-        refused = await check_quotas(ex, prepared, call, args, start)
-        if refused is not None:
-            return refused
-    tool = prepared.tool
-    if tool.external:  # the host runs it: hand the call out
-        interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
-        return await hold(ex, ex._interrupted(interrupt))
-    record = ex._sinks_for.get("started")  # the hot path hands sinks records itself
+    if not prepared.plain:  # hooks, quotas, an external tool: none, for most (prepare)
+        before = await before_invoke(ex, prepared, call, args, ctx, start, approved, rewritten)
+        if not isinstance(before, ToolContext | None):
+            return before
+        ctx = before
+    record = ex._on_started  # the hot path hands sinks records itself
     if record is not None:
         record(("started", call, time(), {}))
+    tool = prepared.tool
     direct = prepared.direct
     if ctx is None and direct is None:
         ctx = ToolContext(call, resources=ex.resources)
@@ -110,6 +101,36 @@ async def run(
     return finish(ex, prepared, call, args, result, start, decision, approved, fresh)
 
 
+async def before_invoke(
+    ex: Executor,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext | None,
+    start: float,
+    approved: ApprovalRequest | None,
+    rewritten: bool,
+) -> ToolContext | Outcome | None:
+    """What runs before the invoke step for a tool that is not ``plain``: step 6, the hooks
+    (unless they ran already: ``rewritten``), then its quotas; an external tool is handed out.
+    Returns the context to invoke with, or the call's outcome when it ends here."""
+    if ex._before and not rewritten:  # 6. hooks
+        if ctx is None:
+            ctx = ToolContext(call, resources=ex.resources)
+        outcome = await run_before_hooks(ex, prepared, call, args, ctx, start, approved)
+        if outcome is not None:
+            return outcome
+    if prepared.quotas and not continuing(call):  # counted after the decision and approval,
+        # just before it runs; a paused tool that goes on was counted when it was called
+        refused = await check_quotas(ex, prepared, call, args, start)
+        if refused is not None:
+            return refused
+    if prepared.tool.external:  # the host runs it: hand the call out
+        interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
+        return await hold(ex, ex._interrupted(interrupt))
+    return ctx
+
+
 def continuing(call: ToolCall) -> bool:
     """Whether ``call`` is a paused tool going on after its child's approval (its first run
     was decided and counted)."""
@@ -150,7 +171,7 @@ def finish(
     if not (  # one text part within the limit (the common case): what the limit leaves
         len(content) == 1
         and type(part := content[0]) is TextPart
-        and len(part.text) <= prepared.limit.max_chars
+        and len(part.text) <= prepared.max_chars
     ):
         result = apply_output_limit(result, prepared.limit, ex.artifacts)
     if approved is not None:
@@ -162,7 +183,7 @@ def finish(
         _set_duration(result, perf_counter() - start)
     else:
         result = replace(result, duration=perf_counter() - start)
-    record = ex._sinks_for.get("completed")
+    record = ex._on_completed
     if record is not None:
         record(("completed", call, time(), completed_data(result, args, decision, approved)))
     return completed(result)
