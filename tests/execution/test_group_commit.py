@@ -29,7 +29,10 @@ SERVER = textwrap.dedent(
     from invokit.execution import JsonlAuditSink, SqliteAuditSink
 
     state, mode = sys.argv[1], sys.argv[2]
-    extra = {"group_commit": mode == "commit"}
+    # "commit": each outcome waits for its records; "deferred": the executor returns at once
+    # and the server awaits executor.commit() before it answers; "uncommitted": deferred, and
+    # nobody commits; "buffered": no group commit at all.
+    extra = {"group_commit": mode != "buffered"}
 
     @tool(read_only=True)
     async def echo(text: str) -> str:
@@ -42,7 +45,9 @@ SERVER = textwrap.dedent(
             JsonlAuditSink(state + "/audit.jsonl", flush_interval=3600, **extra),
             SqliteAuditSink(state + "/audit.sqlite3", flush_interval=3600, **extra),
         ]
-        executor = Executor([echo], policy=Policy.allow_all(), events=sinks)
+        executor = Executor(
+            [echo], policy=Policy.allow_all(), events=sinks, commit_on_return=mode == "commit"
+        )
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -53,6 +58,8 @@ SERVER = textwrap.dedent(
                 for i in range(int(count))
             ]
             outcomes = await asyncio.gather(*(executor.execute(c) for c in calls))
+            if mode == "deferred":
+                await executor.commit()
             for outcome in outcomes:
                 sys.stdout.write(outcome.result.call_id + "\\n")
             sys.stdout.flush()
@@ -130,6 +137,27 @@ def test_kill_9_loses_no_record_of_a_returned_call(tmp_path: Path) -> None:
         assert rows.get(call_id) == STEPS, call_id
 
 
+def test_kill_9_loses_no_record_of_a_call_committed_before_its_answer(tmp_path: Path) -> None:
+    """An executor that leaves the commit to its caller (``commit_on_return=False``), whose
+    caller awaits ``executor.commit()`` before answering: as durable as committing on return."""
+    returned = serve_and_kill(tmp_path, "deferred")
+    assert len(returned) == 68
+    jsonl, rows = on_disk(tmp_path / "state")
+    for call_id in returned:
+        assert jsonl.get(call_id) == STEPS, call_id
+        assert rows.get(call_id) == STEPS, call_id
+
+
+def test_a_deferred_commit_nobody_awaits_loses_returned_calls(tmp_path: Path) -> None:
+    """The same executor whose caller answers without ``commit()``: the records of answered
+    calls are lost (the deferred test above can fail)."""
+    returned = serve_and_kill(tmp_path, "uncommitted")
+    jsonl, rows = on_disk(tmp_path / "state")
+    assert len(returned) == 68
+    assert not any(call_id in jsonl for call_id in returned)
+    assert not any(call_id in rows for call_id in returned)
+
+
 def test_without_group_commit_kill_9_loses_returned_calls(tmp_path: Path) -> None:
     """The same run without group commit (and an hour between writes) loses the records of
     calls whose results were returned: the check above can fail."""
@@ -166,6 +194,24 @@ class CountingSink(JsonlAuditSink):
     def _write(self, events: list[Event]) -> None:
         self.batches.append(len(events))
         super()._write(events)
+
+
+async def test_a_deferred_commit_writes_by_commit(tmp_path: Path) -> None:
+    """``commit_on_return=False``: execute returns before the records are written (the
+    background writer waits an hour); ``commit()`` writes them, and is a no-op after."""
+    sink = CountingSink(tmp_path / "audit.jsonl", flush_interval=3600)
+    sink.batches = []
+    executor = Executor([echo], policy=Policy.allow_all(), events=[sink], commit_on_return=False)
+    for i in range(3):
+        await executor.execute(ToolCall(id=f"c{i}", name="echo", arguments={"text": "hi"}))
+    await executor.execute(ToolCall(id="c3", name="nope", arguments={}))
+    assert not sink.path.exists() or not sink.path.read_text()
+    await executor.commit()
+    assert [r["type"] for r in read_jsonl(sink.path)] == STEPS * 3 + ["received", "failed"]
+    assert sink.batches == [17]  # one write for all of them
+    await executor.commit()
+    assert sink.batches == [17]
+    sink.close()
 
 
 async def test_calls_ending_together_share_a_write(tmp_path: Path) -> None:

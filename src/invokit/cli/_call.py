@@ -215,12 +215,15 @@ async def _run(
     )
     async with AsyncExitStack() as stack:
         registry = await connect_imports(setup, stack)
-        executor = build_executor(setup, registry=registry, approver=approver)
+        executor = build_executor(
+            setup, registry=registry, approver=approver, commit_on_return=False
+        )
         if approver is not None:
             approver.registry = executor.registry  # "always" is shown from the tool's spec
         stack.push_async_callback(executor.aclose)
         try:
             outcome = await executor.execute(call, on_progress=None if as_json else bar)
+            await executor.commit()  # its records are written before the result is shown
         finally:
             bar.stop()
     return report(outcome, as_json=as_json)

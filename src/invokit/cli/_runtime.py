@@ -225,9 +225,11 @@ def build_executor(
     sinks: Sequence[EventSink] = (),
     audit: bool = True,
     hooks: Sequence[object] = (),
+    commit_on_return: bool = True,
 ) -> Executor:
     """The executor every command uses: approvals and audit in the setup's state (the state
-    directory, or the PostgreSQL database every replica shares).
+    directory, or the PostgreSQL database every replica shares). ``commit_on_return=False``:
+    the command awaits ``executor.commit()`` itself before it reports a result.
 
     Raises:
         ConfigError: the state directory is inside the root (tools could forge approvals).
@@ -258,6 +260,7 @@ def build_executor(
         hooks=list(hooks),
         project=project_of(setup),
         artifacts=open_artifacts(state),
+        commit_on_return=commit_on_return,
     )
 
 

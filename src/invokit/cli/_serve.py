@@ -361,6 +361,9 @@ class _Server:
                 approver=approver,
                 sinks=[LiveLog(self.console, board)],
                 hooks=[journal],
+                # The server commits the audit records before each answer (ToolServer): a call
+                # waits for no write it does not report.
+                commit_on_return=False,
             )
             if self.compose:
                 from invokit.cli._compose import add_compose

@@ -204,20 +204,27 @@ class ToolServer:
             reporter = ProgressReporter(ctx)
         try:
             if reporter is None:
-                return _complete(ctx, await self._run(ctx, call, None, params))
+                return await self._answered(ctx, await self._run(ctx, call, None, params))
             async with anyio.create_task_group() as group:
                 group.start_soon(self._heartbeats, call, reporter)
                 try:
                     answer = await self._run(ctx, call, reporter, params)
                 finally:
                     group.cancel_scope.cancel()
-            return _complete(ctx, answer)
+            return await self._answered(ctx, answer)
         except anyio.get_cancelled_exc_class():
             # The client cancelled the call, timed out or went away: its questions are
             # withdrawn, so no answer given later can run a call the client was told failed.
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self._withdraw(call)
             raise
+
+    async def _answered(self, ctx: Context, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer`` to send, once the records of every call it tells of are written: a client
+        is never told of a result a crash could lose, whether or not the executor waits for
+        them itself (``commit_on_return``)."""
+        await self.executor.commit()
+        return _complete(ctx, answer)
 
     async def _run(
         self,
