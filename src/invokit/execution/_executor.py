@@ -33,7 +33,9 @@ from invokit.execution._records import (
     argument_issues,
     decision_data,
     not_found_message,
+    received_data,
     shown,
+    validated_data,
 )
 from invokit.execution._reporting import Reporter
 from invokit.execution._running import finish, run
@@ -186,7 +188,11 @@ class Executor(Reporter):
         start = perf_counter()
         record = self._on_received  # the hot path hands sinks records itself
         if record is not None:
-            record(("received", call, time(), {"arguments": shown(call.arguments)}))
+            arguments = call.arguments
+            if type(arguments) is str:  # text cannot change: shown where the event is made
+                record(("received", call, time(), received_data, arguments))
+            else:  # a mapping its caller may still change: copied now
+                record(("received", call, time(), {"arguments": shown(arguments)}))
         prepared = self._find(call, start)  # 1. lookup
         if isinstance(prepared, Failed):
             return await self._returned(prepared) if self._commits_on_return else prepared
@@ -200,7 +206,7 @@ class Executor(Reporter):
             # call; there are no hooks either.
             record = self._on_decided
             if record is not None:
-                record(("decided", call, time(), decision_data(settled)))
+                record(("decided", call, time(), decision_data, settled))
             if settled.verdict == "deny":
                 outcome: Outcome = self._failed(
                     call, start, "denied", prepared.denied, data={"rule": settled.rule}
@@ -269,7 +275,7 @@ class Executor(Reporter):
             )
         record = self._on_validated
         if record is not None:
-            record(("validated", call, time(), {"arguments": args}))
+            record(("validated", call, time(), validated_data, args))
         return args
 
     async def _guarded(

@@ -2,7 +2,10 @@
 
 Building an :class:`Event` and its envelope costs more than the step it reports; the executor
 hands sinks a tuple instead, and the event is made where it is written (an audit sink's writer
-thread) or where a sink asks for it.
+thread) or where a sink asks for it. On the hot path even the event's data is left to be built
+there: the record holds the function that builds it and what it is built from, so a call's path
+makes no dict per event (dicts an audit buffer holds until the writer runs also cost the garbage
+collector, which walks them).
 """
 
 from __future__ import annotations
@@ -11,14 +14,18 @@ from typing import Any
 
 from invokit.execution._events import Event, new_event, text_field
 
-Record = tuple[str, Any, float, dict[str, Any]]
-"""One event as the executor records it: (type, the ``ToolCall``, ``time.time()``, data)."""
+Record = tuple[Any, ...]
+"""One event as the executor records it: ``(type, the ToolCall, time.time(), data)``, or
+``(type, call, time, build, *parts)``: data that is not a dict is the function that builds it,
+``build(*parts)``, called where the event is made."""
 
 
 def record_event(record: Record) -> Event:
     """The :class:`Event` of a raw record; a malformed call's fields (a name, id or session
     that is not text) are written as their types only, which can hold no secret."""
-    kind, call, when, data = record
+    kind, call, when, data = record[:4]
+    if type(data) is not dict:  # the function that builds it, from the parts that follow
+        data = data(*record[4:])
     name, call_id, session = call.name, call.id, call.session_id
     if (
         type(name) is not str

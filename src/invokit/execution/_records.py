@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from invokit._calls import ToolResult
+from invokit._calls import ErrorInfo, ToolResult
 from invokit.exceptions import ArgumentsError
 
 if TYPE_CHECKING:
@@ -22,21 +22,53 @@ def decision_data(decision: Decision) -> dict[str, Any]:
     return {"verdict": decision.verdict, "reason": decision.reason, "rule": decision.rule}
 
 
+# The data of the events of every allowed call, built from a record's parts where the event
+# is made (``_recording.record_event``: an audit sink's writer thread), not on the call's path.
+
+
+def received_data(arguments: Any) -> dict[str, Any]:
+    return {"arguments": shown(arguments)}
+
+
+def validated_data(args: dict[str, Any]) -> dict[str, Any]:
+    return {"arguments": args}
+
+
+def started_data() -> dict[str, Any]:
+    return {}
+
+
 def completed_data(
     result: ToolResult,
     args: dict[str, Any],
     decision: Decision | None,
     approved: ApprovalRequest | None,
 ) -> dict[str, Any]:
+    return outcome_data(
+        args, result.is_error, result.duration, result.truncated, result.error, decision, approved
+    )
+
+
+def outcome_data(
+    args: dict[str, Any],
+    is_error: bool,
+    duration: float,
+    truncated: bool,
+    error: ErrorInfo | None,
+    decision: Decision | None,
+    approved: ApprovalRequest | None,
+) -> dict[str, Any]:
+    """``completed_data`` from the result's fields: the hot path records these rather than
+    the result, so an audit buffer does not keep every result alive until it is written."""
     data: dict[str, Any] = {
         "arguments": args,
-        "is_error": result.is_error,
-        "duration": result.duration,
-        "truncated": result.truncated,
+        "is_error": is_error,
+        "duration": duration,
+        "truncated": truncated,
     }
-    if result.error is not None:
-        data["kind"] = result.error.kind
-        data["message"] = result.error.message[:500]
+    if error is not None:
+        data["kind"] = error.kind
+        data["message"] = error.message[:500]
     if decision is not None:
         data["verdict"] = decision.verdict
         data["rule"] = decision.rule

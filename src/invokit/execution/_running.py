@@ -25,7 +25,7 @@ from invokit.execution._outcomes import (
 )
 from invokit.execution._prepared import Prepared
 from invokit.execution._quotas import check_quotas
-from invokit.execution._records import completed_data
+from invokit.execution._records import outcome_data, started_data
 from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ async def run(
         ctx = before
     record = ex._on_started  # the hot path hands sinks records itself
     if record is not None:
-        record(("started", call, time(), {}))
+        record(("started", call, time(), started_data))
     tool = prepared.tool
     direct = prepared.direct
     if ctx is None and direct is None:
@@ -185,7 +185,21 @@ def finish(
         result = replace(result, duration=perf_counter() - start)
     record = ex._on_completed
     if record is not None:
-        record(("completed", call, time(), completed_data(result, args, decision, approved)))
+        record(
+            (
+                "completed",
+                call,
+                time(),
+                outcome_data,
+                args,
+                result.is_error,
+                result.duration,
+                result.truncated,
+                result.error,
+                decision,
+                approved,
+            )
+        )
     return completed(result)
 
 
