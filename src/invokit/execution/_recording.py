@@ -36,4 +36,4 @@ def record_event(record: Record) -> Event:
         session = text_field(session)
     # id(call): the call object lives for its whole execution (the record holds it), so its
     # events share it and no other execution in flight has it.
-    return new_event(kind, call_id, name, when, session, data, id(call))  # type: ignore[arg-type]
+    return new_event(kind, call_id, name, when, session, data, id(call))
