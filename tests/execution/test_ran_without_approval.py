@@ -130,3 +130,20 @@ async def test_check_agrees_with_execute_on_a_waiting_call_under_a_session_grant
     assert checked.action == "allow", checked
     assert isinstance(await executor.execute(_call("c2", "b.txt")), Completed)
     await executor.aclose()
+
+
+async def test_a_store_assigned_later_is_the_one_asked(
+    registry: ToolRegistry, recorder: Recorder, tmp_path: Path
+) -> None:
+    """``executor.approvals`` replaced after the executor was built: whether the call asked
+    earlier is asked of the new store (the memory store it was built with never saw the call),
+    so the pending approval is still withdrawn when the call runs without it."""
+    executor = Executor(registry, approvals=MemoryApprovalStore(), project=PROJECT)
+    executor.approvals = SqliteApprovalStore(tmp_path / "approvals.sqlite3")
+    asked = _approval(await executor.execute(_call()))
+    executor.policy = Policy(allow=["delete"], root=PROJECT)
+    assert isinstance(await executor.execute(_call()), Completed)
+    late = await executor.resume(asked.id, approve=True, by="ana")
+    assert isinstance(late, Failed)
+    assert recorder.count("delete") == 1
+    await executor.aclose()

@@ -118,10 +118,7 @@ class Executor(Reporter):
 
             approvals = MemoryApprovalStore()
         check_state_location(self.registry, approvals, events)
-        self.approvals: ApprovalStore = approvals
-        # A store that tells in-process that a call never asked (the memory store) spares an
-        # allowed call the lookup of an earlier approval to withdraw.
-        self._never_asked: Callable[[str], bool] | None = getattr(approvals, "never_asked", None)
+        self.approvals = approvals
         self.approver = approver
         self.hooks = tuple(hooks) + _traced(self.registry, events)
         self._before: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "before_call"))
@@ -133,6 +130,19 @@ class Executor(Reporter):
         self._always: tuple[StandingRule, ...] = ()
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
+
+    @property
+    def approvals(self) -> ApprovalStore:
+        """Where approval requests live. Assigning another store replaces it for every later
+        call."""
+        return self._approvals
+
+    @approvals.setter
+    def approvals(self, store: ApprovalStore) -> None:
+        self._approvals = store
+        # A store that tells in-process that a call never asked (the memory store) spares an
+        # allowed call the lookup of an earlier approval to withdraw; settled with the store.
+        self._never_asked: Callable[[str], bool] | None = getattr(store, "never_asked", None)
 
     @property
     def policy(self) -> Policy:
