@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -93,3 +94,30 @@ async def test_answers_larger_than_the_pipe_arrive_whole(tmp_path: Path) -> None
             answer = await wire.receive()
             sizes[answer["id"]] = len(answer["result"]["structuredContent"]["rows"])
         assert sizes == {id: 10_000 + id for id in range(1, 7)}
+
+
+def test_files_for_stdin_and_stdout_are_served_by_the_sdk_streams(tmp_path: Path) -> None:
+    """Standard streams that are regular files, not pipes, are served all the same (through
+    the SDK's stdio_server): the answer to the request in the file is written to the file."""
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "file", "version": "0"},
+    }
+    given = tmp_path / "in.jsonl"
+    given.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}) + "\n"
+    )
+    answered = tmp_path / "out.jsonl"
+    with given.open("rb") as stdin, answered.open("wb") as stdout:
+        subprocess.run(
+            [sys.executable, str(APP), "stdio", str(tmp_path / "approvals.sqlite3")],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env=app_env(tmp_path),
+            timeout=60,
+            check=True,
+        )
+    answer = json.loads(answered.read_text().splitlines()[0])
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "invokit"
