@@ -11,6 +11,9 @@ reached by the same MCP SDK client:
   (what the audit log adds is the difference);
 - ``SDK MCPServer``: a small script (below) whose ``read`` tool reads the same file.
 
+``invokit serve`` runs on uvloop when the ``cli`` extra installed it; the SDK's server runs on
+its own default loop (asyncio).
+
 Over stdio each contender serves sequential calls; over streamable HTTP 1, 8 and 32 concurrent
 client sessions each make sequential calls, and every call's latency is kept for p50/p99. The
 contenders alternate within each round, so the machine's changes of speed hit them alike; the

@@ -65,11 +65,9 @@ async def serve(
         approval_wait=approval_wait,
     )
     if transport == "stdio":
-        from mcp.server.stdio import stdio_server
+        from invokit.mcp._stdio import stdio_streams
 
-        from invokit.mcp._stdio import native_stdio
-
-        async with native_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read, write):
+        async with stdio_streams() as (read, write):
             if ready is not None:
                 ready("stdio")
             await server.run(read, write, server.create_initialization_options())
