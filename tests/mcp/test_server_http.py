@@ -134,3 +134,27 @@ async def test_foreign_origin_is_refused(url: str) -> None:
         served = await client.post(url, json=_INIT, headers={**_HEADERS, "Origin": own_origin})
     assert refused.status_code == 403
     assert served.status_code == 200
+
+
+async def test_accepted_connections_send_without_nagle_delay() -> None:
+    """The HTTP server's connections have TCP_NODELAY, so a reply written in pieces is not held
+    back waiting for the client's delayed ACK."""
+    import asyncio
+    import socket
+
+    from invokit.mcp._serve import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raw = writer.get_extra_info("socket")
+        accepted.set_result(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(on_connection, sock=sock)
+    async with server:
+        port = sock.getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await asyncio.wait_for(accepted, 10) != 0
+        writer.close()
