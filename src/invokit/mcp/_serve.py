@@ -122,12 +122,13 @@ async def _serve_http(
 ) -> None:
     import uvicorn
 
+    from invokit.mcp._http_app import http_app
+
     sock = listening_socket(host, port)
     family = sock.family
     bound = sock.getsockname()[1]
-    app = server.streamable_http_app(
-        host=host, transport_security=security_settings(host, bound, allowed_origins)
-    )
+    app: Any
+    app, sessions = http_app(server, security=security_settings(host, bound, allowed_origins))
     if token is not None:
         from invokit.mcp._auth import TokenGate
 
@@ -149,9 +150,19 @@ async def _serve_http(
             finally:
                 done.set()
 
+    async def stop_waiting() -> None:
+        # uvicorn says it is stopping with a flag only. Answers still waiting to go back as
+        # JSON become SSE streams then, which end on it, as the SDK's own streams do, before
+        # the graceful timeout cancels them with a traceback.
+        with anyio.CancelScope(shield=True):
+            while not http.should_exit and not done.is_set():  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+            sessions.stop_waiting()
+
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(run)
+            group.start_soon(stop_waiting)
             try:
                 # uvicorn has no "started" event to wait on, only a flag.
                 while not http.started and not done.is_set():  # noqa: ASYNC110
