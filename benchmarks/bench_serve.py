@@ -14,7 +14,12 @@ reached by the same MCP SDK client:
 Over stdio each contender serves sequential calls; over streamable HTTP 1, 8 and 32 concurrent
 client sessions each make sequential calls, and every call's latency is kept for p50/p99. The
 contenders alternate within each round, so the machine's changes of speed hit them alike; the
-median of the rounds is reported with each ratio.
+median of the rounds is reported with each ratio, and the server's CPU time a call.
+
+HTTP load comes from two clients (``--client``): the light one in ``_light_client.py`` (plain
+HTTP/1.1 over asyncio streams, the same MCP messages and headers), which costs a tenth of what
+the servers do, and the SDK's own, kept for reference: it spends about as much CPU a call as a
+server, so from one process at 8 and 32 sessions it measures itself as much as the server.
 """
 
 from __future__ import annotations
