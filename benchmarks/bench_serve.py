@@ -11,10 +11,18 @@ reached by the same MCP SDK client:
   (what the audit log adds is the difference);
 - ``SDK MCPServer``: a small script (below) whose ``read`` tool reads the same file.
 
+``invokit serve`` runs on uvloop when the ``cli`` extra installed it; the SDK's server runs on
+its own default loop (asyncio).
+
 Over stdio each contender serves sequential calls; over streamable HTTP 1, 8 and 32 concurrent
 client sessions each make sequential calls, and every call's latency is kept for p50/p99. The
 contenders alternate within each round, so the machine's changes of speed hit them alike; the
-median of the rounds is reported with each ratio.
+median of the rounds is reported with each ratio, and the server's CPU time a call.
+
+HTTP load comes from two clients (``--client``): the light one in ``_light_client.py`` (plain
+HTTP/1.1 over asyncio streams, the same MCP messages and headers), which costs a tenth of what
+the servers do, and the SDK's own, kept for reference: it spends about as much CPU a call as a
+server, so from one process at 8 and 32 sessions it measures itself as much as the server.
 """
 
 from __future__ import annotations
@@ -28,12 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from _light_client import LightSession
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -205,41 +214,79 @@ async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[
                 process.wait()
 
 
-async def http_run(url: str, tool: str, sessions: int, calls: int) -> tuple[float, list[float]]:
-    """``sessions`` concurrent client sessions, each making ``calls`` sequential calls: calls
-    per second over the whole run and every call's latency."""
+@dataclass(frozen=True, kw_only=True)
+class HttpRun:
+    """One run of concurrent sessions against one server."""
+
+    rate: float
+    """Calls per second from the moment every session was ready to the last call's answer."""
+    latencies: list[float]
+    server_cpu: float
+    """The server's CPU seconds (all threads) a call."""
+    client_cpu: float
+    """The load generator's CPU seconds over the run's wall seconds (1.0 is a whole core)."""
+
+
+def marks() -> tuple[float, float, float]:
+    """The server's CPU seconds, this process's CPU seconds and the wall clock, now."""
+    return children_cpu(), time.process_time(), time.perf_counter()
+
+
+async def http_run(url: str, tool: str, sessions: int, calls: int, client: str) -> HttpRun:
+    """``sessions`` concurrent sessions (``client``: ``light`` or ``sdk``), each making
+    ``calls`` sequential calls."""
     latencies: list[float] = []
     ready = anyio.Event()
     opened = 0
-    began = 0.0
+    began = began_cpu = began_server = 0.0
+    done = 0
+    ended = ended_cpu = ended_server = 0.0
+    arguments = {"path": "small.txt"}
 
-    async def client() -> None:
-        nonlocal opened, began
+    async def measured(call: Callable[[], Awaitable[object]]) -> None:
+        nonlocal opened, began, began_cpu, began_server, done, ended, ended_cpu, ended_server
+        for _ in range(5):  # warm up
+            await call()
+        opened += 1
+        if opened == sessions:
+            began_server, began_cpu, began = marks()
+            ready.set()
+        await ready.wait()
+        for _ in range(calls):
+            begin = time.perf_counter()
+            await call()
+            latencies.append(time.perf_counter() - begin)
+        done += 1
+        if done == sessions:  # the span ends with the last call's answer, before any closing
+            ended_server, ended_cpu, ended = marks()
+
+    async def sdk_session() -> None:
         async with (
             streamable_http_client(url) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            for _ in range(5):  # warm up
-                await session.call_tool(tool, {"path": "small.txt"})
-            opened += 1
-            if opened == sessions:
-                began = time.perf_counter()
-                ready.set()
-            await ready.wait()
-            for _ in range(calls):
-                begin = time.perf_counter()
-                result = await session.call_tool(tool, {"path": "small.txt"})
-                latencies.append(time.perf_counter() - begin)
-                assert not result.is_error, result
-            ended.append(time.perf_counter())
 
-    ended: list[float] = []
+            async def call() -> None:
+                result = await session.call_tool(tool, arguments)
+                assert not result.is_error, result
+
+            await measured(call)
+
+    async def light_session() -> None:
+        async with LightSession(url) as session:
+            await measured(lambda: session.call_tool(tool, arguments))
+
     async with anyio.create_task_group() as group:
         for _ in range(sessions):
-            group.start_soon(client)
-    # Calls per second from the moment every session was ready to the last call's answer.
-    return len(latencies) / max(max(ended) - began, 1e-9), latencies
+            group.start_soon(light_session if client == "light" else sdk_session)
+    wall = max(ended - began, 1e-9)
+    return HttpRun(
+        rate=len(latencies) / wall,
+        latencies=latencies,
+        server_cpu=(ended_server - began_server) / len(latencies),
+        client_cpu=(ended_cpu - began_cpu) / wall,
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -275,34 +322,47 @@ async def bench_stdio(root: Path, state: Path, rounds: int, calls: int) -> None:
     )
 
 
-async def bench_http(root: Path, state: Path, rounds: int, calls: int) -> None:
+async def bench_http(root: Path, state: Path, rounds: int, calls: int, clients: list[str]) -> None:
     everyone = contenders(root)
-    for sessions in (1, 8, 32):
-        per = max(5, calls // sessions)
-        rates: dict[str, list[float]] = {c.name: [] for c in everyone}
-        lat: dict[str, list[float]] = {c.name: [] for c in everyone}
-        for index in range(rounds):
-            order = everyone if index % 2 == 0 else everyone[::-1]
-            for who in order:
-                async with http_server(who, root, state) as url:
-                    rate, latencies = await http_run(url, who.tool, sessions, per)
-                rates[who.name].append(rate)
-                lat[who.name].extend(latencies)
-        print(f"\nstreamable HTTP, {sessions} sessions x {per} calls, {rounds} rounds:")
-        med = {name: statistics.median(values) for name, values in rates.items()}
-        for name in med:
-            p50, p99 = percentile(lat[name], 0.5), percentile(lat[name], 0.99)
-            print(
-                f"  {name:<26} {med[name]:8.0f} calls/s   p50 {p50 * 1000:6.1f} ms"
-                f"   p99 {p99 * 1000:6.1f} ms"
-            )
-        sdk = med["SDK MCPServer"]
-        p99_sdk = percentile(lat["SDK MCPServer"], 0.99)
-        p99_ours = percentile(lat["invokit serve"], 0.99)
+    for client in clients:
+        for sessions in (1, 8, 32):
+            per = max(5, calls // sessions)
+            runs: dict[str, list[HttpRun]] = {c.name: [] for c in everyone}
+            for index in range(rounds):
+                order = everyone if index % 2 == 0 else everyone[::-1]
+                for who in order:
+                    async with http_server(who, root, state) as url:
+                        runs[who.name].append(await http_run(url, who.tool, sessions, per, client))
+            report_http(client, sessions, per, rounds, runs)
+
+
+def report_http(
+    client: str, sessions: int, per: int, rounds: int, runs: dict[str, list[HttpRun]]
+) -> None:
+    print(
+        f"\nstreamable HTTP, {client} client, {sessions} sessions x {per} calls, {rounds} rounds"
+        f" (load {os.getloadavg()[0]:.1f}):"
+    )
+    for name, done in runs.items():
+        every = [latency for run in done for latency in run.latencies]
+        rate = statistics.median(run.rate for run in done)
+        cpu = statistics.median(run.server_cpu for run in done)
+        load = statistics.median(run.client_cpu for run in done)
         print(
-            f"  invokit serve / SDK: {med['invokit serve'] / sdk:.2f}x calls/s (target >= 1.5x),"
-            f" p99 {p99_ours / p99_sdk:.2f}x the SDK's (target <= 1x)"
+            f"  {name:<26} {rate:6.0f} calls/s  p50 {percentile(every, 0.5) * 1000:6.1f} ms"
+            f"  p99 {percentile(every, 0.99) * 1000:6.1f} ms  server CPU {cpu * 1e6:5.0f} µs a call"
+            f"  client CPU {load:4.0%}"
         )
+    ours, sdk = runs["invokit serve"], runs["SDK MCPServer"]
+    ratios = [a.rate / b.rate for a, b in zip(ours, sdk, strict=True)]
+    cpu = statistics.median(b.server_cpu / a.server_cpu for a, b in zip(ours, sdk, strict=True))
+    p99_ours = percentile([x for run in ours for x in run.latencies], 0.99)
+    p99_sdk = percentile([x for run in sdk for x in run.latencies], 0.99)
+    print(
+        f"  invokit serve / SDK: {statistics.median(ratios):.2f}x calls/s (rounds "
+        f"{min(ratios):.2f}-{max(ratios):.2f}; target >= 1.5x); p99 {p99_ours / p99_sdk:.2f}x "
+        f"the SDK's (target <= 1x); server CPU a call {cpu:.2f}x less than the SDK's"
+    )
 
 
 def make_project(base: Path) -> tuple[Path, Path]:
@@ -318,6 +378,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     parser.add_argument("--only", choices=("stdio", "http"))
+    parser.add_argument(
+        "--client",
+        choices=("light", "sdk", "both"),
+        default="both",
+        help="the HTTP load generator: the light client, the SDK's, or both (default)",
+    )
     parser.add_argument("--rounds", type=int, help="rounds (default 5; 2 with --quick)")
     parser.add_argument("--calls", type=int, help="calls a round (default 1000; 200 with --quick)")
     options = parser.parse_args()
@@ -331,7 +397,8 @@ async def main() -> None:
         if options.only in (None, "stdio"):
             await bench_stdio(root, state, rounds, calls)
         if options.only in (None, "http"):
-            await bench_http(root, state, rounds, calls)
+            clients = ["light", "sdk"] if options.client == "both" else [options.client]
+            await bench_http(root, state, rounds, calls, clients)
 
 
 if __name__ == "__main__":

@@ -122,3 +122,37 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+CONNECT_WITHOUT_STDERR = """
+import io, os, sys
+sys.stderr = io.StringIO()  # before invokit is imported, as under a capturing test runner
+import anyio
+from invokit.mcp import MCPToolset, PinStore
+
+async def main() -> None:
+    toolset = MCPToolset.stdio(
+        sys.executable, [sys.argv[1]], prefix="raw", env=dict(os.environ),
+        pins=PinStore(sys.argv[2]), connect_timeout=30,
+    )
+    async with toolset:
+        print(" ".join(sorted(toolset.names())), file=sys.__stdout__)
+
+anyio.run(main)
+"""
+
+
+def test_a_server_connects_while_stderr_has_no_descriptor(tmp_path: Path) -> None:
+    """With ``sys.stderr`` replaced by an object without a file descriptor before invokit is
+    imported (a test runner capturing output, an embedding host), a stdio server still starts
+    and its tools are listed."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", CONNECT_WITHOUT_STDERR, str(SERVER), str(tmp_path / "pins.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "raw.t0" in done.stdout.split(), done.stdout

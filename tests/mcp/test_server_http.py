@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,3 +135,89 @@ async def test_foreign_origin_is_refused(url: str) -> None:
         served = await client.post(url, json=_INIT, headers={**_HEADERS, "Origin": own_origin})
     assert refused.status_code == 403
     assert served.status_code == 200
+
+
+async def _open_raw_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """Initialize a session by hand; the headers its later requests carry."""
+    opened = await client.post(url, json=_INIT, headers=_HEADERS)
+    assert opened.status_code == 200
+    headers = {
+        **_HEADERS,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    done = await client.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202
+    return headers
+
+
+async def test_a_call_with_nothing_on_its_back_channel_is_answered_in_json(url: str) -> None:
+    """initialize, tools/list and a plain tools/call come back as one JSON body, each with
+    its own id and the session's id."""
+    async with httpx.AsyncClient() as client:
+        opened = await client.post(url, json=_INIT, headers=_HEADERS)
+        headers = await _open_raw_session(client, url)
+        listed = await client.post(
+            url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers
+        )
+        call = {"name": "weather.get", "arguments": {"city": "Oslo"}}
+        called = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call},
+            headers=headers,
+        )
+    assert opened.headers["content-type"] == "application/json"
+    assert opened.json()["result"]["serverInfo"]["name"]
+    for response, ident in ((listed, 2), (called, 3)):
+        assert response.headers["content-type"] == "application/json"
+        assert response.headers["mcp-session-id"] == headers["Mcp-Session-Id"]
+        assert response.json()["id"] == ident
+    assert called.json()["result"]["structuredContent"] == {"city": "Oslo", "celsius": 21.5}
+
+
+async def test_progress_opens_an_sse_stream_that_ends_with_the_result(url: str) -> None:
+    """A call that reports progress to a client that asked for it is answered as an SSE
+    stream: every progress notification, then the result."""
+    async with httpx.AsyncClient() as client:
+        headers = await _open_raw_session(client, url)
+        params = {"name": "work", "arguments": {"steps": 3}, "_meta": {"progressToken": "p"}}
+        response = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params},
+            headers=headers,
+        )
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = [
+        json.loads(line.removeprefix("data:"))
+        for line in response.text.splitlines()
+        if line.startswith("data:") and line.removeprefix("data:").strip()
+    ]
+    assert [e["params"]["progress"] for e in events[:-1]] == [1, 2, 3]
+    assert events[-1]["id"] == 7
+    assert events[-1]["result"]["content"][0]["text"] == "did 3 steps"
+
+
+async def test_accepted_connections_send_without_nagle_delay() -> None:
+    """The HTTP server's connections have TCP_NODELAY, so a reply written in pieces is not held
+    back waiting for the client's delayed ACK."""
+    import asyncio
+    import socket
+
+    from invokit.mcp._serve import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raw = writer.get_extra_info("socket")
+        accepted.set_result(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(on_connection, sock=sock)
+    async with server:
+        port = sock.getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await asyncio.wait_for(accepted, 10) != 0
+        writer.close()

@@ -85,3 +85,21 @@ def test_compiled_and_explained_agree(
     assert explanation.decision == decision
     decisive = [m for m in explanation.matches if m.decisive]
     assert len(decisive) == (0 if decision.rule is None else 1)
+
+
+@given(policies, calls)
+def test_every_matching_rule_is_found(
+    policy: Policy, call: tuple[ToolSpec, list[PermissionRequest]]
+) -> None:
+    """The rules an explanation lists are exactly those that select the tool and match the
+    call or one of its requests, however many path rules share a verdict."""
+    spec, requests = call
+    tool = policy.compile(spec)
+    rules = [*tool._deny, *tool._ask, *tool._allow]
+    subjects: list[PermissionRequest | None] = [*requests] or [None]
+    expected = {
+        rule.text
+        for rule in rules
+        if not rule.has_body or any(rule.matches({}, subject, policy.root) for subject in subjects)
+    }
+    assert {match.rule for match in tool.explain({}, requests).matches} == expected

@@ -6,10 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from invokit.permissions import FileDelete, FileRead, FileWrite
 from invokit.permissions._targets import (
     ArgvMatcher,
     HostMatcher,
     PathMatcher,
+    PathScreen,
+    Target,
     canonical_url,
     normalize_path,
 )
@@ -147,3 +150,46 @@ def test_canonical_url_drops_user_info() -> None:
         "example.com",
         8443,
     )
+
+
+SCREENED = [
+    ("**/.env", None),
+    ("**/*.pem", frozenset({"file_read"})),
+    ("/etc/**", None),
+    ("../shared/*", None),
+    ("src/**", frozenset({"file_write"})),
+    ("git *", frozenset({"shell_exec"})),
+    ("secrets/", None),
+    ("*.key", None),
+]
+PATHS = st.lists(
+    st.sampled_from(["src", "a", ".env", "x.pem", "..", ".", "etc", "shared", "k.key"])
+)
+
+
+@given(
+    st.lists(st.sampled_from(SCREENED), min_size=1),
+    st.builds("/".join, PATHS),
+    st.sampled_from([FileRead, FileWrite, FileDelete]),
+    st.booleans(),
+    st.sampled_from(["/w", "/", None]),
+)
+def test_a_screen_never_rules_out_a_matching_target(
+    patterns: list[tuple[str, frozenset[str] | None]],
+    path: str,
+    kind: type[FileRead | FileWrite | FileDelete],
+    absolute: bool,
+    root: str | None,
+) -> None:
+    """Whenever one of the targets matches a file request, the screen over them lets it by."""
+    targets = [Target(pattern, kinds) for pattern, kinds in patterns]
+    request = kind(path="/" + path if absolute else path or ".")
+    if any(target.match(request, root) for target in targets):
+        assert PathScreen(targets).may_match(request, root)
+
+
+def test_a_screen_rules_out_a_path_no_pattern_names() -> None:
+    """A path outside every pattern is ruled out by the one test."""
+    targets = [Target(pattern, kinds) for pattern, kinds in SCREENED]
+    assert not PathScreen(targets).may_match(FileRead(path="docs/a.md"), "/w")
+    assert PathScreen(targets).may_match(FileRead(path="docs/.env"), "/w")

@@ -188,3 +188,29 @@ def test_a_nul_in_a_tool_name_loses_no_record(postgres_url: str) -> None:
     ]
     assert [r["call_id"] for r in sink.records("c\x00", tool="evil\x00")] == ["c\x00"]
     sink.close()
+
+
+def test_events_are_read_a_page_at_a_time_down_or_after_an_id(postgres_url: str) -> None:
+    """``newest_first`` with ``before`` and ``limit`` walks the log down in pages; ``after``
+    gives only the events newer than one seen (what ``invokit audit --follow`` asks for)."""
+    sink = PostgresAuditSink(postgres_url)
+    for i in range(25):
+        sink.emit(_event("started", f"p{i}"))
+    sink.flush()
+    everything = sink.records()
+    ids = [r["id"] for r in everything if str(r["call_id"]).startswith("p")]
+    assert len(ids) == 25
+    pages: list[list[int]] = []
+    before = None
+    while True:
+        page = sink.records(newest_first=True, before=before, limit=10)
+        pages.append([r["id"] for r in page])
+        if len(page) < 10:
+            break
+        before = page[-1]["id"]
+    walked = [i for page in pages for i in page if i in ids]
+    assert walked == ids[::-1]
+    assert [len(p) for p in pages][:2] == [10, 10]
+    assert [r["id"] for r in sink.records(after=ids[-4])] == ids[-3:]
+    assert sink.records(after=ids[-1]) == []
+    sink.close()

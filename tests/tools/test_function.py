@@ -22,8 +22,10 @@ from invokit import (
     Tool,
     ToolAnnotations,
     ToolContext,
+    ToolResult,
     tool,
 )
+from invokit._calls import ImagePart, TextPart
 from invokit.exceptions import InvalidArguments, InvalidToolDefinition
 from invokit.permissions import FileRead, PermissionRequest
 
@@ -415,3 +417,43 @@ def test_a_lone_string_tag_is_one_tag() -> None:
         """List."""
 
     assert ls.spec.tags == frozenset({"fs"})
+
+
+def _results_as_is() -> list[Any]:
+    async def whole(x: int) -> ToolResult:
+        """A whole result."""
+        return ToolResult(call_id="", name="whole", content=(TextPart(text=str(x)),))
+
+    async def parts(x: int) -> list[TextPart | ImagePart]:
+        """Content parts."""
+        return [TextPart(text=str(x))]
+
+    async def either(x: int) -> ToolResult | dict[str, int]:
+        """A result or data."""
+        return {"x": x}
+
+    async def streamed(x: int) -> AsyncIterator[ToolResult]:
+        """A streamed result."""
+        yield ToolResult(call_id="", name="streamed", content=(TextPart(text=str(x)),))
+
+    return [whole, parts, either, streamed]
+
+
+@pytest.mark.parametrize("fn", _results_as_is(), ids=lambda fn: fn.__name__)
+def test_a_function_returning_a_result_or_parts_has_no_output_schema(fn: Any) -> None:
+    """A function that returns a ToolResult or content parts (what the executor takes as the
+    result itself) has no output schema: not the fields of ToolResult, which no client sees."""
+    assert tool(fn).spec.output_schema is None
+
+
+def test_data_beside_results_keeps_its_output_schema() -> None:
+    """A function returning plain data still gets the schema of that data."""
+
+    async def data(x: int) -> dict[str, int]:
+        """Data."""
+        return {"x": x}
+
+    assert tool(data).spec.output_schema == {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+    }

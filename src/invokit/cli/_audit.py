@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from invokit.cli._audit_tail import records_from_end, window
 from invokit.cli._livelog import Narrator, inert
 from invokit.cli._options import StateOption
 from invokit.cli._output import reported, stdout
@@ -112,8 +113,8 @@ def register(app: typer.Typer) -> None:
         path = audit_file(chosen) if chosen.directory is not None else audit_path()
         records: list[dict[str, Any]] = []
         if path.exists():
-            with open(path, encoding="utf-8") as file:
-                records = [r for r in _records(iter(file)) if _wanted(r, call_id, tool)]
+            newest_first = (r for r in records_from_end(path) if _wanted(r, call_id, tool))
+            records = window(newest_first, last, None if as_json else _narrated_count)
         lines = [text for text in map(line, records) if text is not None]
         for text in lines[-last:] if last > 0 else lines:
             _print(console, text)
@@ -167,45 +168,80 @@ def _database_log(
     follow_: bool,
     as_json: bool,
 ) -> None:
-    """The audit log of a PostgreSQL state, with the calls whose replica died."""
+    """The audit log of a PostgreSQL state, with the calls whose replica died. The last
+    events are read down the table's ids a page at a time; ``--follow`` then asks only for
+    events after the newest one seen."""
     import anyio
 
     from invokit.cli._journal import died_calls
 
     assert state.url is not None
-
-    def read() -> list[dict[str, Any]]:
-        sink: Any = open_audit(state)
-        try:
-            found: list[dict[str, Any]] = list(sink.records())
-        finally:
-            sink.close()
-        found += anyio.run(died_calls, state.url or "")
-        found.sort(key=lambda r: float(r.get("time") or 0.0))
-        return [r for r in found if _wanted(r, call_id, tool)]
-
-    records = read()
-    lines = [text for text in map(line, records) if text is not None]
-    for text in lines[-last:] if last > 0 else lines:
-        _print(console, text)
-    if not follow_:
-        if not records and not as_json:
-            console.print(inert(f"No events in {state.shown()} yet."))
-        return
-    seen = {_key(r) for r in records}
+    sink: Any = open_audit(state)
     try:
-        while True:
-            time.sleep(0.5)
-            for record in read():
-                key = _key(record)
-                if key in seen:
-                    continue
-                seen.add(key)
-                shown = line(record)
-                if shown is not None:
-                    _print(console, shown)
-    except KeyboardInterrupt:
-        return
+        records = window(
+            _pages_down(sink, call_id, tool), last, None if as_json else _narrated_count
+        )
+        newest = max((int(r["id"]) for r in records), default=None)
+        oldest = min((float(r.get("time") or 0.0) for r in records), default=None)
+
+        def died(after: float | None) -> list[dict[str, Any]]:
+            found = anyio.run(died_calls, state.url or "")
+            return [
+                r
+                for r in found
+                if _wanted(r, call_id, tool)
+                and (after is None or float(r.get("time") or 0.0) >= after)
+            ]
+
+        seen_died = {_key(r) for r in died(None)}
+        # The died calls the window covers (all of them when the window is the whole log).
+        covered = died(oldest if last > 0 and len(records) >= last else None)
+        records = sorted(records + covered, key=lambda r: float(r.get("time") or 0.0))
+        lines = [text for text in map(line, records) if text is not None]
+        for text in lines[-last:] if last > 0 else lines:
+            _print(console, text)
+        if not follow_:
+            if not records and not as_json:
+                console.print(inert(f"No events in {state.shown()} yet."))
+            return
+        try:
+            while True:
+                time.sleep(0.5)
+                fresh = sink.records(call_id, tool=tool, after=newest)
+                if fresh:
+                    newest = int(fresh[-1]["id"])
+                for record in died(None):
+                    key = _key(record)
+                    if key not in seen_died:
+                        seen_died.add(key)
+                        fresh.append(record)
+                for record in sorted(fresh, key=lambda r: float(r.get("time") or 0.0)):
+                    shown = line(record)
+                    if shown is not None:
+                        _print(console, shown)
+        except KeyboardInterrupt:
+            return
+    finally:
+        sink.close()
+
+
+def _pages_down(
+    sink: Any, call_id: str | None, tool: str | None, page: int = 500
+) -> Iterator[dict[str, Any]]:
+    """The database's events, newest first, read ``page`` rows at a time."""
+    before: int | None = None
+    while True:
+        rows = sink.records(call_id, tool=tool, before=before, limit=page, newest_first=True)
+        yield from rows
+        if len(rows) < page:
+            return
+        before = int(rows[-1]["id"])
+
+
+def _narrated_count(records: list[dict[str, Any]]) -> int:
+    """How many lines the text view gives for ``records`` (oldest first)."""
+    narrator = Narrator()
+    return sum(1 for record in records if _died(record) or narrator.line(record) is not None)
 
 
 def _key(record: dict[str, Any]) -> str:

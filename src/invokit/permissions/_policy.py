@@ -31,7 +31,13 @@ from invokit._spec import ToolSpec
 from invokit.exceptions import PolicyError
 from invokit.permissions._decision import RANK, Decision, Explanation, RuleMatch, Verdict
 from invokit.permissions._quotas import Quota, quota_to_dict
-from invokit.permissions._requests import McpInvoke, PermissionRequest
+from invokit.permissions._requests import (
+    FileDelete,
+    FileRead,
+    FileWrite,
+    McpInvoke,
+    PermissionRequest,
+)
 from invokit.permissions._rules import (
     Rule,
     RuleSyntaxError,
@@ -41,6 +47,7 @@ from invokit.permissions._rules import (
     parse_rule,
     remote_server,
 )
+from invokit.permissions._targets import PathScreen
 
 DefaultMode: TypeAlias = Literal["annotations", "ask", "deny", "allow"]
 DEFAULT_MODES: tuple[str, ...] = ("annotations", "ask", "deny", "allow")
@@ -81,6 +88,24 @@ def _default(spec: ToolSpec, mode: DefaultMode, remote: str | None = None) -> De
     return Decision.ask(f"{name} is not marked read-only; it needs approval by default")
 
 
+_FILE_TYPES = (FileRead, FileWrite, FileDelete)
+
+
+class _Tier:
+    """The rules of one verdict for one tool, in order, with a :class:`PathScreen` over
+    their targets when there are several: a file request it rules out is tested only
+    against the rules without a target."""
+
+    __slots__ = ("rules", "screen", "unscreened", "verdict")
+
+    def __init__(self, rules: tuple[Rule, ...], verdict: Verdict) -> None:
+        self.rules = rules
+        self.verdict = verdict
+        targets = [rule.target for rule in rules if rule.target is not None]
+        self.screen = PathScreen(targets) if len(targets) > 1 else None
+        self.unscreened = tuple(rule for rule in rules if rule.target is None)
+
+
 class ToolPolicy:
     """A policy compiled for one tool: the rules that select it, ready to test.
 
@@ -99,6 +124,7 @@ class ToolPolicy:
         "_remote_check",
         "_root",
         "_standing",
+        "_tiers",
         "remote",
         "tool",
     )
@@ -128,6 +154,12 @@ class ToolPolicy:
         self._default = _default(spec, policy.default, self.remote)
         self._by_hints = policy.default == "annotations"
         self._needs_approval = spec.annotations.needs_approval is True
+        self._tiers = (
+            _Tier(self._deny, "deny"),
+            _Tier(self._standing, "allow"),
+            _Tier(self._ask, "ask"),
+            _Tier(self._allow, "allow"),
+        )
         every = self._deny + self._standing + self._ask + self._allow
         self._constant: Decision | None = None
         # A tool allowed only by its read-only hint must still look at McpInvoke requests:
@@ -222,13 +254,16 @@ class ToolPolicy:
     ) -> tuple[Decision, bool]:
         root = self._root
         found: Decision | None = None
-        tiers: tuple[tuple[tuple[Rule, ...], Verdict], ...] = (
-            (self._deny, "deny"),
-            (self._standing, "allow"),
-            (self._ask, "ask"),
-            (self._allow, "allow"),
-        )
-        for rules, verdict in tiers:
+        file = subject if isinstance(subject, _FILE_TYPES) else None
+        for tier in self._tiers:
+            verdict = tier.verdict
+            rules = tier.rules
+            if (
+                file is not None
+                and tier.screen is not None
+                and not tier.screen.may_match(file, root)
+            ):
+                rules = tier.unscreened  # no path rule of the tier matches this file
             for rule in rules:
                 if rule.has_body and not rule.matches(args, subject, root):
                     continue

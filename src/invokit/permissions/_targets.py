@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -237,6 +237,42 @@ class Target:
         if isinstance(request, McpInvoke):
             return self._text is not None and self._text.fullmatch(request.target()) is not None
         return False
+
+
+class PathScreen:
+    """One test that rules out a group of targets for a file request at once.
+
+    The path patterns of all the targets, compiled into one alternation: a file request whose
+    path it does not match is matched by none of them, so a policy with many path rules (the
+    secret-file rules of ``invokit serve``) tests a path once, not once a rule. A path it
+    matches may still be matched by none (a kind prefix can rule it out); then each target is
+    tested as usual.
+    """
+
+    __slots__ = ("_absolute", "_relative")
+
+    def __init__(self, targets: Iterable[Target]) -> None:
+        paths = [t._path for t in targets if t._path is not None]
+        self._relative = _alternation([p._regex for p in paths if not p._absolute])
+        self._absolute = _alternation([p._regex for p in paths if p._absolute])
+
+    def may_match(self, request: FileRead | FileWrite | FileDelete, root: str | None) -> bool:
+        relative, absolute = normalize_path(request.path, root)
+        return (
+            relative is not None
+            and self._relative is not None
+            and self._relative.fullmatch(relative) is not None
+        ) or (
+            absolute is not None
+            and self._absolute is not None
+            and self._absolute.fullmatch(absolute) is not None
+        )
+
+
+def _alternation(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.DOTALL)
 
 
 def _argument(args: Mapping[str, Any], key: str) -> tuple[bool, Any]:

@@ -116,12 +116,25 @@ class PostgresAuditSink(BufferedSink):
         session_id: str | None = None,
         tool: str | None = None,
         type: str | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
     ) -> list[dict[str, Any]]:
-        """Flush, then the matching events of every process, oldest first, each as
-        ``Event.to_dict()`` plus ``id``."""
+        """Flush, then the matching events of every process, oldest first (or newest first),
+        each as ``Event.to_dict()`` plus ``id``.
+
+        ``after`` / ``before`` keep the events whose ``id`` is greater / smaller; ``limit``
+        the first ``limit`` of them in the order asked for, so a page down the log
+        (``newest_first=True, before=...``) reads only its rows.
+        """
         self.flush()
         where: list[str] = []
         params: list[Any] = []
+        for bound, edge in ((">", after), ("<", before)):
+            if edge is not None:
+                where.append(f"id {bound} %s")
+                params.append(int(edge))
         for column, value in (
             ("call_id", call_id),
             ("session_id", session_id),
@@ -134,7 +147,10 @@ class PostgresAuditSink(BufferedSink):
         sql = "SELECT id, time, type, call_id, tool, session_id, data FROM invokit_audit_events"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id"
+        sql += " ORDER BY id DESC" if newest_first else " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(int(limit))
         with self._db.connection() as conn:
             rows = conn.execute(sql, params).fetchall()
         return [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import inspect
 import operator
@@ -34,12 +35,19 @@ class FunctionSignature:
 
 
 def read_signature(
-    fn: Callable[..., Any], *, tool: str, context_type: type, progress_type: type | None = None
+    fn: Callable[..., Any],
+    *,
+    tool: str,
+    context_type: type,
+    progress_type: type | None = None,
+    shapeless: tuple[type, ...] = (),
 ) -> FunctionSignature:
     """Build the input and output schemas of ``fn`` from its hints and docstring.
 
     ``progress_type`` is left out of a streaming function's yield type: those yields are
-    progress reports, not results.
+    progress reports, not results. A return type that is (or may be: a union member, a list
+    item) one of ``shapeless`` gives no output schema: such a value is the result itself
+    (a whole result, content parts), not structured data of a known shape.
     """
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -85,7 +93,7 @@ def read_signature(
         model.append(built)
         schema = _model_schema(built, tool)
     output_schema = _output_schema(
-        hints.get("return", inspect.Signature.empty), tool, progress_type
+        hints.get("return", inspect.Signature.empty), tool, progress_type, shapeless
     )
     convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     if not plain:
@@ -216,7 +224,7 @@ def _int_converter(names: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[st
 
 
 def _output_schema(
-    annotation: Any, tool: str, progress_type: type | None = None
+    annotation: Any, tool: str, progress_type: type | None = None, shapeless: tuple[type, ...] = ()
 ) -> dict[str, Any] | None:
     if annotation is inspect.Signature.empty or annotation in (None, type(None), Any):
         return None
@@ -230,6 +238,8 @@ def _output_schema(
         annotation = _without(args[0], progress_type)
         if annotation is None:
             return None
+    if shapeless and _mentions(annotation, shapeless):
+        return None
     plain = plain_schema(annotation)
     if plain is not None:
         return plain
@@ -241,6 +251,18 @@ def _output_schema(
         raise InvalidToolDefinition(f"return type has no JSON Schema: {exc}", tool=tool) from None
     _strip_titles(schema)
     return schema
+
+
+def _mentions(annotation: Any, kinds: tuple[type, ...]) -> bool:
+    """Whether ``annotation`` is one of ``kinds``, or a union or list that holds one."""
+    if isinstance(annotation, type) and issubclass(annotation, kinds):
+        return True
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType, list, tuple, collections.abc.Sequence):
+        return any(_mentions(arg, kinds) for arg in get_args(annotation))
+    if origin is typing.Annotated:
+        return _mentions(get_args(annotation)[0], kinds)
+    return False
 
 
 def _without(annotation: Any, member: type | None) -> Any:

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
+from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResult
 from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec, tag_set
 from invokit.exceptions import InvalidToolDefinition
 from invokit.permissions._quotas import Quota, of_tool
@@ -17,6 +18,10 @@ from invokit.tools._approval import ApprovalCheck, approval_check
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ToolContext
 from invokit.tools._threads import run_in_thread
+
+_RESULT_TYPES: tuple[type, ...] = (ToolResult, TextPart, JsonPart, ImagePart, ResourceLink)
+"""Return types the executor takes as the result itself (see ``value_to_result``): a
+function returning one has no output schema."""
 
 PermissionsFn = Callable[[Mapping[str, Any]], Iterable[PermissionRequest]]
 _NOTHING: Any = object()
@@ -126,7 +131,11 @@ class FunctionTool(Tool):
         description = self._description
         if input_schema is None:
             sig = read_signature(
-                self.fn, tool=self._name, context_type=ToolContext, progress_type=Progress
+                self.fn,
+                tool=self._name,
+                context_type=ToolContext,
+                progress_type=Progress,
+                shapeless=_RESULT_TYPES,
             )
             self._signature = sig
             self._context_param = sig.context_param
