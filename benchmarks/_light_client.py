@@ -1,4 +1,4 @@
-"""A light MCP client over streamable HTTP, for load that costs its generator little.
+"""Light MCP clients over streamable HTTP and stdio, for load that costs its generator little.
 
 The SDK's client spends about as much CPU a call as the servers under test, so one process
 driving 8 or 32 SDK sessions saturates its core and the ratio measures the client. This one
@@ -6,7 +6,8 @@ speaks the same protocol with asyncio streams and plain HTTP/1.1 keep-alive: ``i
 ``notifications/initialized``, then ``tools/call`` requests carrying the ``Mcp-Session-Id``
 and ``MCP-Protocol-Version`` headers (and the server's token, kept in the URL's query). It
 reads both answers the transport may give, a JSON body or an SSE stream, and returns the
-JSON-RPC response whose id is the request's.
+JSON-RPC response whose id is the request's. :class:`LightStdio` does the same over a server
+process's pipes, one JSON-RPC message a line (notifications it receives are skipped).
 """
 
 from __future__ import annotations
@@ -124,3 +125,71 @@ def _sse_messages(body: bytes) -> list[dict[str, Any]]:
         if data and any(data):
             messages.append(json.loads("\n".join(data)))
     return messages
+
+
+class LightStdio:
+    """One MCP session with a server process it starts, over its stdin and stdout."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str) -> None:
+        self._argv, self._env, self._cwd = argv, env, cwd
+        self._next_id = 0
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> LightStdio:
+        self._process = await asyncio.create_subprocess_exec(
+            *self._argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=self._env,
+            cwd=self._cwd,
+            limit=64 * 1024 * 1024,
+        )
+        await self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-light", "version": "1"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        process = self._process
+        if process is None:
+            return
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A ``tools/call``: its result, raising if it is an error result."""
+        result = await self.request("tools/call", {"name": name, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"the call failed: {result}")
+        return result
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self._process is not None and self._process.stdout is not None
+        self._next_id += 1
+        ident = self._next_id
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        while True:
+            line = await self._process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the server closed its output before answering {method}")
+            message = json.loads(line)
+            if message.get("id") == ident:
+                if "error" in message:
+                    raise RuntimeError(f"{method} failed: {message['error']}")
+                return dict(message["result"])
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(json.dumps(payload).encode() + b"\n")

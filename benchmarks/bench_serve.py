@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/bench_serve.py [--quick] [--only stdio|http]``.
 
 Every server is a subprocess serving ``fs.read`` of the same small file in a temporary project,
-reached by the same MCP SDK client:
+reached by the same client:
 
 - ``invokit serve``: the installed ``invokit`` console script, exactly as a client starts it
   (audit log and live log on, default policy, a private state directory);
@@ -19,10 +19,12 @@ client sessions each make sequential calls, and every call's latency is kept for
 contenders alternate within each round, so the machine's changes of speed hit them alike; the
 median of the rounds is reported with each ratio, and the server's CPU time a call.
 
-HTTP load comes from two clients (``--client``): the light one in ``_light_client.py`` (plain
-HTTP/1.1 over asyncio streams, the same MCP messages and headers), which costs a tenth of what
-the servers do, and the SDK's own, kept for reference: it spends about as much CPU a call as a
-server, so from one process at 8 and 32 sessions it measures itself as much as the server.
+Load comes from two clients (``--client``, both by default): the light ones in
+``_light_client.py`` (over HTTP, plain HTTP/1.1 over asyncio streams with the same MCP messages
+and headers; over stdio, JSON-RPC lines on the server's pipes), which cost a fraction of what
+the servers do, and the SDK's own, kept for reference. The SDK's client spends about as much
+CPU a call as a server (over stdio, about 600 µs of every sequential call), so its calls/s
+measure the client as much as the servers and squeeze every ratio toward 1.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from _light_client import LightSession
+from _light_client import LightSession, LightStdio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -98,6 +100,8 @@ class Contender:
     tool: str
     argv: Callable[[str], list[str]]
     """The command for a transport (``stdio``, or ``http`` with the port)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """More environment for the server."""
 
 
 def contenders(root: Path) -> list[Contender]:
@@ -112,6 +116,13 @@ def contenders(root: Path) -> list[Contender]:
             name="invokit serve, no sinks",
             tool="fs.read",
             argv=lambda t: [sys.executable, "-c", NO_SINKS, "serve", f"--{t}", "--no-ask"],
+            env={"BENCH_SERVE_KEEP": ""},
+        ),
+        Contender(
+            name="invokit serve, audit only",
+            tool="fs.read",
+            argv=lambda t: [sys.executable, "-c", NO_SINKS, "serve", f"--{t}", "--no-ask"],
+            env={"BENCH_SERVE_KEEP": "audit"},
         ),
         Contender(
             name="SDK MCPServer",
@@ -121,8 +132,8 @@ def contenders(root: Path) -> list[Contender]:
     ]
 
 
-def environment(state: Path) -> dict[str, str]:
-    return {**os.environ, "INVOKIT_STATE_DIR": str(state), "COLUMNS": "120"}
+def environment(state: Path, who: Contender) -> dict[str, str]:
+    return {**os.environ, "INVOKIT_STATE_DIR": str(state), "COLUMNS": "120", **who.env}
 
 
 def children_cpu() -> float:
@@ -143,11 +154,23 @@ def children_cpu() -> float:
     return total
 
 
-async def stdio_rate(who: Contender, root: Path, state: Path, calls: int) -> tuple[float, float]:
-    """Sequential calls per second over stdio, and the server's CPU time per call."""
+async def stdio_rate(
+    who: Contender, root: Path, state: Path, calls: int, client: str
+) -> tuple[float, float]:
+    """Sequential calls per second over stdio (``client``: ``light`` or ``sdk``), and the
+    server's CPU time per call."""
     argv = who.argv("stdio")
+    if client == "light":
+        async with LightStdio(argv, env=environment(state, who), cwd=str(root)) as light:
+            for _ in range(30):  # warm up both ends
+                await light.call_tool(who.tool, {"path": "small.txt"})
+            start, cpu = time.perf_counter(), children_cpu()
+            for _ in range(calls):
+                await light.call_tool(who.tool, {"path": "small.txt"})  # raises on an error
+            rate = calls / (time.perf_counter() - start)
+            return rate, (children_cpu() - cpu) / calls
     params = StdioServerParameters(
-        command=argv[0], args=argv[1:], env=environment(state), cwd=str(root)
+        command=argv[0], args=argv[1:], env=environment(state, who), cwd=str(root)
     )
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (set-up, not measured)
         async with (
@@ -185,7 +208,7 @@ async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[
         url = ""
     with log.open("w") as out:
         process = subprocess.Popen(  # noqa: ASYNC220 (set-up, not measured)
-            argv, cwd=root, env=environment(state), stdout=out, stderr=subprocess.STDOUT
+            argv, cwd=root, env=environment(state, who), stdout=out, stderr=subprocess.STDOUT
         )
         try:
             deadline = time.monotonic() + 60
@@ -294,32 +317,44 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def bench_stdio(root: Path, state: Path, rounds: int, calls: int) -> None:
+async def bench_stdio(root: Path, state: Path, rounds: int, calls: int, clients: list[str]) -> None:
     everyone = contenders(root)
-    rates: dict[str, list[float]] = {c.name: [] for c in everyone}
-    cpus: dict[str, list[float]] = {c.name: [] for c in everyone}
-    for index in range(rounds):
-        order = everyone if index % 2 == 0 else everyone[::-1]
-        for who in order:
-            rate, cpu = await stdio_rate(who, root, state, calls)
-            rates[who.name].append(rate)
-            cpus[who.name].append(cpu)
-    print(f"\nstdio, {calls} sequential calls a round, {rounds} rounds (medians):")
-    med = {name: statistics.median(values) for name, values in rates.items()}
-    cpu_of = {name: statistics.median(values) for name, values in cpus.items()}
-    for name, value in med.items():
-        print(f"  {name:<26} {value:8.0f} calls/s   server CPU {cpu_of[name] * 1e6:7.0f} µs a call")
-    sdk, ours, bare = med["SDK MCPServer"], med["invokit serve"], med["invokit serve, no sinks"]
-    print(
-        f"  invokit serve / SDK: {ours / sdk:.2f}x calls/s (target >= 1.5x); server CPU a call "
-        f"{cpu_of['SDK MCPServer'] / cpu_of['invokit serve']:.2f}x less than the SDK's"
-    )
-    print(
-        f"  invokit serve, no sinks / SDK: {bare / sdk:.2f}x; audit and live log add "
-        f"{bare / ours - 1:+.0%} per call in wall time, "
-        f"{cpu_of['invokit serve'] / cpu_of['invokit serve, no sinks'] - 1:+.0%} in server CPU "
-        "(target <= +25%)"
-    )
+    for client in clients:
+        rates: dict[str, list[float]] = {c.name: [] for c in everyone}
+        cpus: dict[str, list[float]] = {c.name: [] for c in everyone}
+        for index in range(rounds):
+            order = everyone if index % 2 == 0 else everyone[::-1]
+            for who in order:
+                rate, cpu = await stdio_rate(who, root, state, calls, client)
+                rates[who.name].append(rate)
+                cpus[who.name].append(cpu)
+        print(
+            f"\nstdio, {client} client, {calls} sequential calls a round, {rounds} rounds "
+            f"(medians; load {os.getloadavg()[0]:.1f}):"
+        )
+        med = {name: statistics.median(values) for name, values in rates.items()}
+        cpu_of = {name: statistics.median(values) for name, values in cpus.items()}
+        for name, value in med.items():
+            print(
+                f"  {name:<26} {value:8.0f} calls/s   server CPU {cpu_of[name] * 1e6:7.0f} µs a call"
+            )
+        sdk, ours, bare = med["SDK MCPServer"], med["invokit serve"], med["invokit serve, no sinks"]
+        per_round = [
+            mine / theirs
+            for mine, theirs in zip(rates["invokit serve"], rates["SDK MCPServer"], strict=True)
+        ]
+        print(
+            f"  invokit serve / SDK: {ours / sdk:.2f}x calls/s (rounds {min(per_round):.2f}-"
+            f"{max(per_round):.2f}; target >= 1.5x); server CPU a call "
+            f"{cpu_of['SDK MCPServer'] / cpu_of['invokit serve']:.2f}x less than the SDK's"
+        )
+        audit = cpu_of["invokit serve, audit only"] / cpu_of["invokit serve, no sinks"] - 1
+        print(
+            f"  invokit serve, no sinks / SDK: {bare / sdk:.2f}x; audit and live log add "
+            f"{bare / ours - 1:+.0%} per call in wall time, "
+            f"{cpu_of['invokit serve'] / cpu_of['invokit serve, no sinks'] - 1:+.0%} in server "
+            f"CPU; the audit log alone {audit:+.0%} in server CPU (target <= +25%)"
+        )
 
 
 async def bench_http(root: Path, state: Path, rounds: int, calls: int, clients: list[str]) -> None:
@@ -382,7 +417,7 @@ async def main() -> None:
         "--client",
         choices=("light", "sdk", "both"),
         default="both",
-        help="the HTTP load generator: the light client, the SDK's, or both (default)",
+        help="the load generator: the light client, the SDK's, or both (default)",
     )
     parser.add_argument("--rounds", type=int, help="rounds (default 5; 2 with --quick)")
     parser.add_argument("--calls", type=int, help="calls a round (default 1000; 200 with --quick)")
@@ -394,10 +429,10 @@ async def main() -> None:
         print(
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
         )
+        clients = ["light", "sdk"] if options.client == "both" else [options.client]
         if options.only in (None, "stdio"):
-            await bench_stdio(root, state, rounds, calls)
+            await bench_stdio(root, state, rounds, calls, clients)
         if options.only in (None, "http"):
-            clients = ["light", "sdk"] if options.client == "both" else [options.client]
             await bench_http(root, state, rounds, calls, clients)
 
 
