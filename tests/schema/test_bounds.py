@@ -374,4 +374,4 @@ def test_the_bound_walk_makes_no_python_call_per_value(value: Any) -> None:
         validator(text)
     finally:
         sys.setprofile(None)
-    assert calls < 50
+    assert calls < 1_000  # a call per container would be about 50,000
