@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -26,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _scaling import Call, Row, print_table, scaled
 
-from invokit import ToolContext
+from invokit import ArgumentValidator, ToolContext
 from invokit.builtin.filesystem import filesystem
+from invokit.exceptions import ArgumentsError
 from invokit.permissions._glob import path_glob, text_glob
 from invokit.registry import Registry
 
@@ -190,6 +192,128 @@ async def bench_fs() -> list[Row]:
 
 
 # -- other sections go below ------------------------------------------------------------------
+
+
+# -- argument validation (the executor's step 2, on the event loop) --------------------------
+
+_ITEM = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+_TREE = {
+    "type": "object",
+    "properties": {"d": {"$ref": "#/$defs/n"}},
+    "$defs": {
+        "n": {
+            "type": "object",
+            "properties": {
+                "v": {"type": "integer"},
+                "c": {"type": "array", "items": {"$ref": "#/$defs/n"}},
+            },
+        }
+    },
+}
+
+
+def _validation(schema: dict[str, Any], text: str) -> Call:
+    """Validation of ``text`` as the executor does it: synchronously, on the loop."""
+    validator = ArgumentValidator(schema)
+
+    async def run() -> object:
+        try:
+            return validator(text)
+        except ArgumentsError as exc:
+            return exc
+
+    return run
+
+
+async def bench_arguments() -> list[Row]:
+    """Parsing, bounds and schema issues of arguments up to the caps (16 MiB, 50,000 values)."""
+    rows: list[Row] = []
+
+    def case(name: str, schema: dict[str, Any], unit: str, size: int, value: Any) -> None:
+        async def build(scale: int) -> tuple[int, Call]:
+            count = size * scale
+            made = value(count)
+            text = made if isinstance(made, str) else json.dumps(made)
+            return count, _validation(schema, text)
+
+        cases.append((name, build, unit))
+
+    cases: list[tuple[str, Callable[[int], Awaitable[tuple[int, Call]]], str]] = []
+    array = {"type": "object", "properties": {"xs": {"type": "array", "items": _ITEM}}}
+    case(
+        "invalid: a wrong field in every item",
+        array,
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": "x", "b": "y"} for _ in range(n)]},
+    )
+    case(
+        "invalid: wide object, every member wrong",
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        "members",
+        3_000,
+        lambda n: {f"k{i}": "x" for i in range(n)},
+    )
+    case(
+        "invalid: closed object, every member refused",
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+        "members",
+        3_000,
+        lambda n: {f"k{i}": 1 for i in range(n)},
+    )
+    case(
+        "invalid: `$ref` tree, every node wrong",
+        _TREE,
+        "nodes",
+        250,
+        lambda n: {"d": {"v": "x", "c": [{"v": "x", "c": [{"v": "x"}] * 10}] * (n // 11)}},
+    )
+    union = {"anyOf": [_ITEM, {"type": "null"}]}
+    case(
+        "invalid: union items, every one wrong",
+        {"type": "object", "properties": {"xs": {"type": "array", "items": union}}},
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": "x"} for _ in range(n)]},
+    )
+    case(
+        "valid: array of objects",
+        array,
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": 1, "b": "y"} for _ in range(n)]},
+    )
+    case(
+        "valid: empty lists (all containers)",
+        {"type": "object"},
+        "lists",
+        3_000,
+        lambda n: {"xs": [[] for _ in range(n)]},
+    )
+    case(
+        "valid: distinct keys",
+        {"type": "object"},
+        "keys",
+        3_000,
+        lambda n: {f"k{i}": 1 for i in range(n)},
+    )
+    case(
+        "valid: one string of escapes",
+        {"type": "object"},
+        "MiB",
+        1,
+        lambda n: json.dumps({"s": "\n" * ((n << 19) - 16)}),  # just under the cap at 16x
+    )
+    case(
+        "refused: too many values (parsed, then counted)",
+        {"type": "object"},
+        "MiB",
+        1,
+        lambda n: '{"xs": [' + ",".join(["0"] * ((n << 19) - 16)) + "]}",
+    )
+    for name, build, unit in cases:
+        rows.append(await scaled(name, build, unit=unit, rounds=ROUNDS))
+    return rows
 
 
 def _sections() -> list[tuple[str, Callable[[], Awaitable[list[Row]]]]]:

@@ -375,3 +375,25 @@ def test_the_bound_walk_makes_no_python_call_per_value(value: Any) -> None:
     finally:
         sys.setprofile(None)
     assert calls < 1_000  # a call per container would be about 50,000
+
+
+@pytest.mark.parametrize(("size", "mode"), [(1_000, "all"), (200_000, "none")])
+def test_large_texts_are_parsed_without_the_string_cache(
+    monkeypatch: pytest.MonkeyPatch, size: int, mode: str
+) -> None:
+    """Small arguments keep jiter's string cache (keys repeat from call to call); a large
+    text, whose tens of thousands of distinct keys would only miss it, is parsed without."""
+    import invokit.schema._arguments as arguments
+
+    modes: list[str] = []
+    parse = arguments._json_parser()
+
+    def spy(data: bytes, **options: Any) -> Any:
+        modes.append(options["cache_mode"])
+        return parse(data, **options)
+
+    monkeypatch.setattr(arguments, "_from_json", spy)
+    text = json.dumps({"text": "a" * size})
+    assert ArgumentValidator(SCHEMA)(text) == {"text": "a" * size}
+    assert parse_arguments(text) == {"text": "a" * size}
+    assert modes == [mode, mode]
