@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
+import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _scaling import Call, Row, print_table, scaled
 
-from invokit import ToolContext
+from invokit import ArgumentValidator, Executor, ToolCall, ToolContext, tool
+from invokit.builtin import web_search
 from invokit.builtin.filesystem import filesystem
+from invokit.builtin.web_search import SearxngSearch
+from invokit.exceptions import ArgumentsError
+from invokit.execution import ArtifactStore
+from invokit.execution._artifacts import READER_NAME
 from invokit.permissions._glob import path_glob, text_glob
 from invokit.registry import Registry
 
@@ -190,6 +199,275 @@ async def bench_fs() -> list[Row]:
 
 
 # -- other sections go below ------------------------------------------------------------------
+
+
+# -- argument validation (the executor's step 2, on the event loop) --------------------------
+
+_ITEM = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+_TREE = {
+    "type": "object",
+    "properties": {"d": {"$ref": "#/$defs/n"}},
+    "$defs": {
+        "n": {
+            "type": "object",
+            "properties": {
+                "v": {"type": "integer"},
+                "c": {"type": "array", "items": {"$ref": "#/$defs/n"}},
+            },
+        }
+    },
+}
+
+
+def _validation(schema: dict[str, Any], text: str) -> Call:
+    """Validation of ``text`` as the executor does it: synchronously, on the loop."""
+    validator = ArgumentValidator(schema)
+
+    async def run() -> object:
+        try:
+            return validator(text)
+        except ArgumentsError as exc:
+            return exc
+
+    return run
+
+
+async def bench_arguments() -> list[Row]:
+    """Parsing, bounds and schema issues of arguments up to the caps (16 MiB, 50,000 values)."""
+    rows: list[Row] = []
+
+    def case(name: str, schema: dict[str, Any], unit: str, size: int, value: Any) -> None:
+        async def build(scale: int) -> tuple[int, Call]:
+            count = size * scale
+            made = value(count)
+            text = made if isinstance(made, str) else json.dumps(made)
+            return count, _validation(schema, text)
+
+        cases.append((name, build, unit))
+
+    cases: list[tuple[str, Callable[[int], Awaitable[tuple[int, Call]]], str]] = []
+    array = {"type": "object", "properties": {"xs": {"type": "array", "items": _ITEM}}}
+    case(
+        "invalid: a wrong field in every item",
+        array,
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": "x", "b": "y"} for _ in range(n)]},
+    )
+    case(
+        "invalid: wide object, every member wrong",
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        "members",
+        3_000,
+        lambda n: {f"k{i}": "x" for i in range(n)},
+    )
+    case(
+        "invalid: closed object, every member refused",
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+        "members",
+        3_000,
+        lambda n: {f"k{i}": 1 for i in range(n)},
+    )
+    case(
+        "invalid: `$ref` tree, every node wrong",
+        _TREE,
+        "nodes",
+        250,
+        lambda n: {"d": {"v": "x", "c": [{"v": "x", "c": [{"v": "x"}] * 10}] * (n // 11)}},
+    )
+    union = {"anyOf": [_ITEM, {"type": "null"}]}
+    case(
+        "invalid: union items, every one wrong",
+        {"type": "object", "properties": {"xs": {"type": "array", "items": union}}},
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": "x"} for _ in range(n)]},
+    )
+    case(
+        "valid: array of objects",
+        array,
+        "items",
+        1_000,
+        lambda n: {"xs": [{"a": 1, "b": "y"} for _ in range(n)]},
+    )
+    case(
+        "valid: empty lists (all containers)",
+        {"type": "object"},
+        "lists",
+        3_000,
+        lambda n: {"xs": [[] for _ in range(n)]},
+    )
+    case(
+        "valid: distinct keys",
+        {"type": "object"},
+        "keys",
+        3_000,
+        lambda n: {f"k{i}": 1 for i in range(n)},
+    )
+    case(
+        "valid: one string of escapes",
+        {"type": "object"},
+        "MiB",
+        1,
+        lambda n: json.dumps({"s": "\n" * ((n << 19) - 16)}),  # just under the cap at 16x
+    )
+    case(
+        "refused: too many values (parsed, then counted)",
+        {"type": "object"},
+        "MiB",
+        1,
+        lambda n: '{"xs": [' + ",".join(["0"] * ((n << 19) - 16)) + "]}",
+    )
+    for name, build, unit in cases:
+        rows.append(await scaled(name, build, unit=unit, rounds=ROUNDS))
+    return rows
+
+
+# -- the other built-in tools and the executor -----------------------------------------------
+
+
+class _Searx(BaseHTTPRequestHandler):
+    """A SearXNG instance answering every search with ``results`` results."""
+
+    results = 50
+
+    def do_GET(self) -> None:
+        hits = [
+            {"url": f"https://example.com/{i}", "title": f"page {i}", "content": "text " * 40}
+            for i in range(self.results)
+        ]
+        body = json.dumps({"query": "q", "results": hits}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def bench_builtins() -> list[Row]:
+    """fs.write, fs.list, fs.stat, fs.mkdir, fs.move, fs.delete, web.search,
+    tool_result_read, and the executor (one call with large arguments, execute_many)."""
+    rows: list[Row] = []
+
+    async def write(scale: int) -> tuple[int, Call]:
+        size = 1_000_000 * scale
+        fs = filesystem(_fresh("write", scale))
+        return size, _tool_call(fs, "fs.write", path="w.txt", content="line\n" * (size // 5))
+
+    async def listing(scale: int) -> tuple[int, Call]:
+        root = _fresh("list", scale)
+        count = 1_000 * scale
+        for index in range(count):
+            (root / f"f{index:06d}.txt").touch()
+        return count, _tool_call(filesystem(root), "fs.list", path=".")
+
+    async def stat(scale: int) -> tuple[int, Call]:
+        depth = 10 * scale
+        root = _fresh("stat", scale)
+        deep = root.joinpath(*(["d"] * depth))
+        deep.mkdir(parents=True, exist_ok=True)
+        return depth, _tool_call(filesystem(root), "fs.stat", path="/".join(["d"] * depth))
+
+    async def mkdir(scale: int) -> tuple[int, Call]:
+        depth = 10 * scale
+        root = _fresh("mkdir", scale)
+        call = _tool_call(filesystem(root), "fs.mkdir", path="/".join(["m"] * depth))
+
+        async def run() -> object:
+            shutil.rmtree(root / "m", ignore_errors=True)
+            return await call()
+
+        return depth, run
+
+    def tree_of(root: Path, count: int) -> None:
+        shutil.rmtree(root / "t", ignore_errors=True)
+        (root / "t").mkdir()
+        for index in range(count):
+            (root / "t" / f"f{index}").touch()
+
+    async def move(scale: int) -> tuple[int, Call]:
+        count = 500 * scale
+        root = _fresh("move", scale)
+        fs = filesystem(root)
+        there = _tool_call(fs, "fs.move", path="t", destination="u")
+        back = _tool_call(fs, "fs.move", path="u", destination="t")
+        tree_of(root, count)
+
+        async def run() -> object:
+            await there()
+            return await back()
+
+        return count, run
+
+    async def delete(scale: int) -> tuple[int, Call]:
+        count = 500 * scale
+        root = _fresh("delete", scale)
+        call = _tool_call(filesystem(root), "fs.delete", path="t", recursive=True)
+
+        async def run() -> object:
+            tree_of(root, count)  # inside the timing: compare ratios, not times
+            return await call()
+
+        return count, run
+
+    async def search(scale: int) -> tuple[int, Call]:
+        handler = type(f"Searx{scale}", (_Searx,), {"results": 50 * scale})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        provider = SearxngSearch(base_url=f"http://127.0.0.1:{server.server_address[1]}")
+        return 50 * scale, _tool_call(web_search(provider), "web.search", query="q")
+
+    async def reader(scale: int) -> tuple[int, Call]:
+        size = 1_000_000 * scale
+        store = ArtifactStore()
+        text = 'a "quoted" line\n' * (size // 16)
+        handle = store.put(text)
+        tools = Registry([store.reader()])
+        return size, _tool_call(tools, READER_NAME, handle=handle, offset=len(text) - 30_000)
+
+    async def one_call(scale: int) -> tuple[int, Call]:
+        size = 1_000_000 * scale
+        executor = Executor([_echo])
+        call = ToolCall(id="c", name="echo", arguments=json.dumps({"text": "x" * size}))
+
+        async def run() -> object:
+            return await executor.execute(call)
+
+        return size, run
+
+    async def many(scale: int) -> tuple[int, Call]:
+        count = 1_000 * scale
+        executor = Executor([_echo])
+        calls = [ToolCall(id=f"c{i}", name="echo", arguments={"text": "x"}) for i in range(count)]
+
+        async def run() -> object:
+            return await executor.execute_many(calls)
+
+        return count, run
+
+    for name, build, unit in [
+        ("fs.write, a new file", write, "bytes"),
+        ("fs.list, one folder", listing, "entries"),
+        ("fs.stat, a deep path", stat, "levels"),
+        ("fs.mkdir, a deep path", mkdir, "levels"),
+        ("fs.move, a folder there and back", move, "files"),
+        ("fs.delete, a folder (and making it)", delete, "files"),
+        ("web.search, SearXNG answer (20 kept)", search, "results"),
+        ("tool_result_read, a page at the end", reader, "chars"),
+        ("executor: execute, one large argument", one_call, "chars"),
+        ("executor: execute_many, instant calls", many, "calls"),
+    ]:
+        rows.append(await scaled(name, build, unit=unit, rounds=ROUNDS))
+    return rows
+
+
+@tool(read_only=True)
+def _echo(text: str) -> int:
+    """Says how long the text is."""
+    return len(text)
 
 
 def _sections() -> list[tuple[str, Callable[[], Awaitable[list[Row]]]]]:

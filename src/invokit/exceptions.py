@@ -187,16 +187,26 @@ class InvalidArguments(ArgumentsError):
         issues: the problems found, each with its JSON pointer (the first ones, when
             there are very many).
         more: how many more problems there are beyond ``issues``.
+        complete: False when the arguments were too large to look for every problem: only
+            the first was looked for, and more may exist.
     """
 
-    def __init__(self, issues: Sequence[ArgumentIssue], *, more: int = 0) -> None:
+    def __init__(
+        self, issues: Sequence[ArgumentIssue], *, more: int = 0, complete: bool = True
+    ) -> None:
         self.issues = tuple(issues)
         self.more = more
+        self.complete = complete
         lines = "; ".join([issue.render() for issue in self.issues])
-        count = len(self.issues) + more
-        noun = "problem" if count == 1 else "problems"
-        rest = f"; and {more} more" if more else ""
-        super().__init__(f"Arguments do not match the input schema ({count} {noun}): {lines}{rest}")
+        if complete:
+            count = len(self.issues) + more
+            noun = "problem" if count == 1 else "problems"
+            rest = f"; and {more} more" if more else ""
+        else:
+            noun = "the first problem; the arguments are too large to list every one"
+            count, rest = None, "; more may exist"
+        head = f"{count} {noun}" if count is not None else noun
+        super().__init__(f"Arguments do not match the input schema ({head}): {lines}{rest}")
 
 
 class NotJsonSafe(InvokitError, TypeError):

@@ -160,3 +160,34 @@ async def test_closed_store_refuses(tmp_path: Path) -> None:
     await store.close()
     with pytest.raises(RuntimeError, match="closed"):
         await store.list_pending()
+
+
+async def test_an_ask_reads_back_only_the_request_bound_to_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking up the approval of one call among 300 approved-but-unused ones of the same tool
+    turns only that call's row into a request: the others are never parsed in Python (they
+    were, each time a call asked)."""
+    clock = Clock(time.time())
+    store = SqliteApprovalStore(tmp_path / "a.sqlite3", clock=clock)
+    for index in range(300):
+        other = make_request(clock, path=f"src/{index}.py")
+        await store.put(other)
+        await store.resolve(other.id, ApprovalDecision.approve())
+    mine = make_request(clock, path="src/mine.py")
+    await store.put(mine)
+    await store.resolve(mine.id, ApprovalDecision.approve())
+
+    from invokit.approvals import ApprovalRequest
+
+    built: list[object] = []
+    from_dict = ApprovalRequest.from_dict
+
+    def counted(data: dict[str, object]) -> object:
+        built.append(data)
+        return from_dict(data)
+
+    monkeypatch.setattr(ApprovalRequest, "from_dict", counted)
+    found = await store.find_approved(mine.tool, mine.spec_fingerprint, mine.arguments_hash, "s1")
+    assert found == mine
+    assert len(built) == 1

@@ -2,8 +2,9 @@
 result within a bound: never an exception out of ``execute``, never a hang, never a flood.
 
 The tools are real: the filesystem tools on a temporary folder, the shell tool under its
-sandbox, ``http.fetch`` against a server on 127.0.0.2. The policy allows everything, so the
-arguments reach the tools themselves.
+sandbox, ``http.fetch`` against a server on 127.0.0.2, ``web.search`` against a SearXNG answer
+from that server, ``tool_result_read`` over a spilled output. The policy allows everything, so
+the arguments reach the tools themselves.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from invokit import OutputLimit, ToolCall
-from invokit.builtin import filesystem, http, shell
-from invokit.execution import Completed, Executor, Failed, Interrupted, Limits
+from invokit.builtin import filesystem, http, shell, web_search
+from invokit.builtin.web_search import SearxngSearch
+from invokit.execution import ArtifactStore, Completed, Executor, Failed, Interrupted, Limits
 from invokit.permissions import Policy
 from tests.builtin.http.server import RecordingServer, Reply
 
 LIMIT = 20_000
+SPILLS = ArtifactStore()
+SPILLED = SPILLS.put("spilled " * 50_000)  # a handle tool_result_read finds
+SEARCH = Path(__file__).parents[1] / "builtin" / "web_search" / "data" / "searxng.json"
 BOUND = 60.0  # seconds; a call that takes longer fails the test (the tools' timeouts are 5 s)
 SETTINGS = settings(
     max_examples=25,
@@ -39,6 +44,7 @@ def site() -> Iterator[RecordingServer]:
     """A server on 127.0.0.2 that answers every path it knows and 404s the rest."""
     with RecordingServer("127.0.0.2").running() as server:
         server.route("/", Reply(body=b"<html><body>" + b"<p>hi</p>" * 200 + b"</body></html>"))
+        server.route("/search", Reply(body=SEARCH.read_bytes()))
         yield server
 
 
@@ -52,9 +58,12 @@ def executor(site: RecordingServer) -> Executor:
     registry = filesystem(root).merged(
         shell(allow=["ls *", "cat *", "echo *", "wc *"], root=root, timeout=5),
         http(allow_private=True, timeout=5, max_bytes=50_000),
+        web_search(SearxngSearch(base_url=site.url(""), timeout=5), timeout=5),
+        [SPILLS.reader()],
     )
     return Executor(
         registry,
+        artifacts=SPILLS,
         policy=Policy.allow_all(),
         limits=Limits(timeout=10, output=OutputLimit(max_chars=LIMIT, mode="head_tail")),
     )
@@ -139,6 +148,8 @@ SPECIAL_TEXT = st.sampled_from(
         "http://127.0.0.2/",
         "http://127.0.0.2/missing",
         "file:///etc/passwd",
+        "python asyncio",
+        SPILLED,
     ]
 )
 BIG_TEXT = st.builds(lambda n: "a" * n, st.sampled_from([10_000, 300_000, 2_000_000]))
@@ -227,6 +238,8 @@ TOOLS = [
     "fs.mkdir",
     "shell",
     "http.fetch",
+    "web.search",
+    "tool_result_read",
 ]
 
 
@@ -247,7 +260,9 @@ def test_arbitrary_arguments_end_in_a_bounded_result(executor: Executor, name: s
     check()
 
 
-@pytest.mark.parametrize("name", ["fs.read", "shell", "http.fetch"])
+@pytest.mark.parametrize(
+    "name", ["fs.read", "shell", "http.fetch", "web.search", "tool_result_read"]
+)
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -4,9 +4,11 @@ of very many issues kept short."""
 from __future__ import annotations
 
 import json
+import sys
 import tracemalloc
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 from invokit import ArgumentValidator, ToolCall, tool
@@ -14,7 +16,14 @@ from invokit.exceptions import InvalidArguments, MalformedArguments
 from invokit.execution import Executor, Failed
 from invokit.schema import parse_arguments
 from invokit.schema._arguments import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS
-from invokit.schema._issues import MAX_ISSUES, MAX_MESSAGE, short
+from invokit.schema._issues import (
+    LISTED_UP_TO,
+    LISTED_UP_TO_COSTLY,
+    MAX_ISSUES,
+    MAX_MESSAGE,
+    IssueFinder,
+    short,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -93,19 +102,36 @@ def test_deep_nesting_is_refused(validator: ArgumentValidator, as_text: bool) ->
 
 
 def test_many_wrong_items_give_a_bounded_report(validator: ArgumentValidator) -> None:
-    """40,000 wrong items: the report lists the first few issues and counts the rest."""
-    count = 40_000
+    """Up to the listing bound, every wrong item is counted: the report lists the first few
+    issues and counts the rest."""
+    count = LISTED_UP_TO - 1  # with the "xs" member, LISTED_UP_TO values
     with pytest.raises(InvalidArguments) as caught:
         validator(json.dumps({"xs": ["x"] * count}))
     error = caught.value
     assert len(error.issues) == MAX_ISSUES and error.more == count - MAX_ISSUES
+    assert error.complete
     assert f"{count} problems" in str(error) and f"and {count - MAX_ISSUES} more" in str(error)
     assert len(str(error)) < 5_000
 
 
+def test_past_the_listing_bound_only_the_first_issue_is_reported(
+    validator: ArgumentValidator,
+) -> None:
+    """One value more and only the first issue is looked for; the report says more may exist
+    instead of counting them."""
+    with pytest.raises(InvalidArguments) as caught:
+        validator(json.dumps({"xs": ["x"] * LISTED_UP_TO}))
+    error = caught.value
+    assert [issue.path for issue in error.issues] == ["/xs/0"]
+    assert error.more == 0 and not error.complete
+    assert str(error).startswith("Arguments do not match the input schema (the first problem;")
+    assert str(error).endswith("; more may exist")
+
+
 @pytest.mark.anyio
 async def test_the_executor_result_for_many_wrong_items_is_bounded() -> None:
-    """Through the executor, the invalid-arguments result and its data stay small."""
+    """Through the executor, the invalid-arguments result and its data stay small, and say
+    that more issues may exist."""
 
     @tool(read_only=True)
     async def total(xs: list[int]) -> int:
@@ -117,10 +143,148 @@ async def test_the_executor_result_for_many_wrong_items_is_bounded() -> None:
     )
     assert isinstance(outcome, Failed) and outcome.result.error is not None
     assert outcome.result.error.kind == "invalid_arguments"
-    assert len(outcome.result.text) < 5_000
+    assert len(outcome.result.text) < 5_000 and "more may exist" in outcome.result.text
     data = outcome.result.structured
-    assert data is not None and len(data["issues"]) == MAX_ISSUES
-    assert data["more"] == 40_000 - MAX_ISSUES
+    assert data is not None and [issue["path"] for issue in data["issues"]] == ["/xs/0"]
+    assert data["complete"] is False and "more" not in data
+
+
+class _Spy:
+    """A compiled validator that records which of its methods were called."""
+
+    def __init__(self, schema: dict[str, Any], raises: Exception | None = None) -> None:
+        self._real = jsonschema_rs.validator_for(schema)
+        self._raises = raises
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls.append(name)
+        if name == "validate" and self._raises is not None:
+            raises = self._raises
+
+            def refuse(value: Any) -> None:
+                raise raises
+
+            return refuse
+        return getattr(self._real, name)
+
+
+def _objects(count: int) -> Any:
+    return {"xs": [{"a": "x", "b": 1} for _ in range(count)]}
+
+
+def _tree(count: int) -> Any:
+    """A tree through ``$ref`` of about ``count`` values, a wrong ``v`` in every node."""
+    middle = {"v": "x", "c": [{"v": "x"} for _ in range(10)]}
+    return {"d": {"v": "x", "c": [middle] * (count // 23)}}
+
+
+_TREE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"d": {"$ref": "#/$defs/n"}},
+    "$defs": {
+        "n": {
+            "type": "object",
+            "properties": {
+                "v": {"type": "integer"},
+                "c": {"type": "array", "items": {"$ref": "#/$defs/n"}},
+            },
+        }
+    },
+}
+_ITEM = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+# Each shape with a builder of a value with a wrong value nearly everywhere, of about n values.
+SHAPES: dict[str, tuple[dict[str, Any], Any]] = {
+    "array-of-objects": (
+        {"type": "object", "properties": {"xs": {"type": "array", "items": _ITEM}}},
+        lambda n: _objects(n // 3),
+    ),
+    "wide-object": (
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        lambda n: {f"k{i}": "x" for i in range(n)},
+    ),
+    "closed-object": (
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+        lambda n: {f"k{i}": 1 for i in range(n)},
+    ),
+    "ref-tree": (_TREE_SCHEMA, _tree),
+    "union": (
+        {
+            "type": "object",
+            "properties": {"xs": {"type": "array", "items": {"anyOf": [_ITEM, {"type": "null"}]}}},
+        },
+        lambda n: _objects(n // 3),
+    ),
+    "all-of": (
+        {
+            "type": "object",
+            "properties": {
+                "xs": {"type": "array", "items": {"allOf": [{"type": "integer"}, {"minimum": 0}]}}
+            },
+        },
+        lambda n: {"xs": ["x"] * n},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_large_value_has_only_its_first_issue_looked_for(shape: str) -> None:
+    """Whatever the schema, a value past the listing bound takes one ``validate`` (which stops
+    at the first issue) and never a listing of every issue (``evaluate``, ``iter_errors``),
+    whose cost grows with the issues, the interpreter lock held; the same value cut below the
+    bound is listed in full, and its issues include the one reported."""
+    schema, build = SHAPES[shape]
+    spy = _Spy(schema)
+    finder = IssueFinder(spy, schema)
+    bound = finder._listed_up_to
+    assert bound == (LISTED_UP_TO_COSTLY if shape in ("union", "all-of") else LISTED_UP_TO)
+
+    large = build(4 * bound)
+    assert _values(large) > bound
+    found = finder.report(large)
+    assert spy.calls == ["validate"]
+    assert len(found.issues) == 1 and found.more == 0 and not found.complete
+
+    spy.calls.clear()
+    small = build(bound // 2)
+    assert _values(small) <= bound
+    listed = finder.report(small)
+    assert "validate" not in spy.calls and listed.complete
+    # The first issue found lies under the same top-level member as the listing's first.
+    top = found.issues[0].path.split("/")[:2]
+    assert listed.issues and listed.issues[0].path.split("/")[:2] == top
+
+
+def _values(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(map(_values, value.values()))
+    if isinstance(value, list):
+        return len(value) + sum(map(_values, value))
+    return 0
+
+
+def test_a_spurious_required_issue_first_names_the_refused_property() -> None:
+    """Should ``validate`` stop at "x is a required property" for an x that is present (the
+    schema library says so when additionalProperties refuses x), the report names the real
+    problem rather than listing every issue to find it."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"a": {}},
+        "required": ["zz"],
+        "additionalProperties": False,
+    }
+    value = {"zz": 1, **{f"k{i}": 1 for i in range(LISTED_UP_TO)}}
+    (spurious,) = [
+        error
+        for error in jsonschema_rs.validator_for(schema).iter_errors({"zz": 1})
+        if "required" in error.message
+    ]
+    spy = _Spy(schema, raises=spurious)
+    found = IssueFinder(spy, schema).report(value)
+    assert spy.calls == ["validate"]
+    (issue,) = found.issues
+    assert issue.path == "" and issue.expected == "additionalProperties"
+    assert '"zz" is not allowed' in issue.message
 
 
 def test_an_issue_about_a_huge_value_stays_short(validator: ArgumentValidator) -> None:
@@ -184,3 +348,52 @@ def test_many_wrong_items_under_a_union_report_the_first_at_once() -> None:
     assert len(small.issues) == MAX_ISSUES and small.more == 100 - MAX_ISSUES
     large = report(49_000)
     assert [issue.path for issue in large.issues] == ["/xs/0"] and large.more == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"xs": [[] for _ in range(DEFAULT_MAX_ITEMS - 1)]}, id="lists"),
+        pytest.param({"xs": [{"a": 1.5} for _ in range(DEFAULT_MAX_ITEMS // 2 - 1)]}, id="objects"),
+    ],
+)
+def test_the_bound_walk_makes_no_python_call_per_value(value: Any) -> None:
+    """Arguments at the value bound, all containers, are checked (depth, count, finite
+    numbers) without a Python function call per container: the walk is one loop a level,
+    which keeps the event loop's stall from validation low (calls are counted, not timed)."""
+    validator = ArgumentValidator({"type": "object"})
+    text = json.dumps(value)
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(count)
+    try:
+        validator(text)
+    finally:
+        sys.setprofile(None)
+    assert calls < 1_000  # a call per container would be about 50,000
+
+
+@pytest.mark.parametrize(("size", "mode"), [(1_000, "all"), (200_000, "none")])
+def test_large_texts_are_parsed_without_the_string_cache(
+    monkeypatch: pytest.MonkeyPatch, size: int, mode: str
+) -> None:
+    """Small arguments keep jiter's string cache (keys repeat from call to call); a large
+    text, whose tens of thousands of distinct keys would only miss it, is parsed without."""
+    import invokit.schema._arguments as arguments
+
+    modes: list[str] = []
+    parse = arguments._json_parser()
+
+    def spy(data: bytes, **options: Any) -> Any:
+        modes.append(options["cache_mode"])
+        return parse(data, **options)
+
+    monkeypatch.setattr(arguments, "_from_json", spy)
+    text = json.dumps({"text": "a" * size})
+    assert ArgumentValidator(SCHEMA)(text) == {"text": "a" * size}
+    assert parse_arguments(text) == {"text": "a" * size}
+    assert modes == [mode, mode]

@@ -89,6 +89,8 @@ def argument_issues(exc: ArgumentsError) -> dict[str, Any]:
     more = getattr(exc, "more", 0)
     if more:
         data["more"] = more
+    if not getattr(exc, "complete", True):
+        data["complete"] = False  # only the first issue was looked for: more may exist
     return data
 
 

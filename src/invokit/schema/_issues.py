@@ -5,48 +5,64 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from invokit.exceptions import ArgumentIssue
 
 MAX_ISSUES = 20
 """The most issues one report lists; the rest are counted (``InvalidArguments.more``)."""
-LISTED_UP_TO = 2_000
-"""Arguments with more values than this, under a schema with unions (``anyOf``, ``oneOf``) or
-that the evaluation output cannot describe, get only their first issue: listing every issue
-there goes through ``iter_errors``, worse than linear with the interpreter lock held (2 s at
-49,000 items), while the first issue costs about as much as a valid check. The model fixes it
-and calls again. Other schemas list issues in one linear pass."""
+LISTED_UP_TO = 4_000
+"""Arguments with more values than this get only their first issue, whatever the schema: the
+schema library lists issues only all at once, in time that grows with their number while the
+interpreter lock is held (about 110 ms for 49,000 wrong members of an object), whereas the first
+issue costs about as much as a validity check. The report then says more may exist; the model
+fixes the first and calls again."""
+LISTED_UP_TO_COSTLY = 500
+"""The same for schemas with unions (``anyOf``, ``oneOf``) or that the evaluation output cannot
+describe: their issues come from ``iter_errors``, which costs 10-30 µs a value (2 s at 49,000
+items under a union)."""
 MAX_MESSAGE = 300
 """The most characters of one issue's message (a schema library's message may quote the
 whole value)."""
 
 
+class Report(NamedTuple):
+    """The issues found in one value."""
+
+    issues: list[ArgumentIssue]
+    """The first :data:`MAX_ISSUES`, sorted by pointer."""
+    more: int
+    """How many more were found."""
+    complete: bool
+    """False when only the first issue was looked for (a large value): more may exist."""
+
+
 class IssueFinder:
     """Lists the issues of one compiled schema, from jsonschema-rs's evaluation output where
     that says the same as ``iter_errors`` (one pass, the expected value looked up once per
-    schema place), from ``iter_errors`` where it does not."""
+    schema place), from ``iter_errors`` where it does not; only the first issue of a large
+    value (see :data:`LISTED_UP_TO`)."""
 
-    __slots__ = ("_costly", "_evaluable", "_expected_at", "_schema", "_validator")
+    __slots__ = ("_evaluable", "_expected_at", "_listed_up_to", "_schema", "_validator")
 
     def __init__(self, validator: Any, schema: Mapping[str, Any]) -> None:
         self._validator = validator
         self._schema = schema
         self._expected_at: dict[str, str | None] = {}
         self._evaluable = _evaluable(schema)
-        # Listing issues may take iter_errors (superlinear) for these: see LISTED_UP_TO.
         text = json.dumps(schema, default=str)
-        self._costly = not self._evaluable or '"anyOf"' in text or '"oneOf"' in text
+        costly = not self._evaluable or '"anyOf"' in text or '"oneOf"' in text
+        self._listed_up_to = LISTED_UP_TO_COSTLY if costly else LISTED_UP_TO
 
     def issues(self, value: Any) -> list[ArgumentIssue]:
         """The schema violations in ``value`` (at most :data:`MAX_ISSUES`), each with its
         JSON pointer."""
-        return self.report(value)[0]
+        return self.report(value).issues
 
-    def report(self, value: Any) -> tuple[list[ArgumentIssue], int]:
-        """The first :data:`MAX_ISSUES` schema violations in ``value``, sorted by pointer,
-        and how many more there are (only the first, see :data:`LISTED_UP_TO`)."""
-        if self._costly and _more_values_than(value, LISTED_UP_TO):
+    def report(self, value: Any) -> Report:
+        """The first :data:`MAX_ISSUES` schema violations in ``value`` and how many more
+        there are; only the first for a value of more than :data:`LISTED_UP_TO` values."""
+        if _more_values_than(value, self._listed_up_to):
             return self._first(value)
         if not self._evaluable:
             return self._composed(value)
@@ -78,9 +94,9 @@ class IssueFinder:
                     expected = expected_at[location] = _expected_at(self._schema, location)
             found.append(_new_issue(pointer, _clip(message), expected, short(target)))
         found.sort(key=_issue_path)
-        return found, more
+        return Report(found, more, True)
 
-    def _composed(self, value: Any) -> tuple[list[ArgumentIssue], int]:
+    def _composed(self, value: Any) -> Report:
         found: list[ArgumentIssue] = []
         more = 0
         for error in self._validator.iter_errors(value):
@@ -91,24 +107,20 @@ class IssueFinder:
             else:
                 found.append(_issue(error))
         found.sort(key=_issue_path)
-        return found, more
+        return Report(found, more, True)
 
-    def _first(self, value: Any) -> tuple[list[ArgumentIssue], int]:
-        """The first issue only: ``validate`` stops at it (a model fixes it and calls again)."""
+    def _first(self, value: Any) -> Report:
+        """The first issue only: ``validate`` stops at it (a model fixes it and calls again).
+        Never a listing of every issue, whose cost grows with them."""
         try:
             self._validator.validate(value)
         except Exception as error:  # jsonschema_rs.ValidationError, loaded lazily
-            if hasattr(error, "instance_path") and not _spurious_required(error):
-                return [_issue(error)], 0
-        return self._bounded(value)
-
-    def _bounded(self, value: Any) -> tuple[list[ArgumentIssue], int]:
-        found: list[ArgumentIssue] = []
-        for error in self._validator.iter_errors(value):
-            if not _spurious_required(error):
-                found.append(_issue(error))
-                break
-        return found, 0
+            if hasattr(error, "instance_path"):
+                issue = _refused_property(error) if _spurious_required(error) else _issue(error)
+                return Report([issue], 0, False)
+        # Not expected (a validity check refused the value): still a report, at the root.
+        message = "the arguments do not match the input schema"
+        return Report([_new_issue("", message, None, short(value))], 0, False)
 
 
 def _more_values_than(value: Any, limit: int) -> bool:
@@ -275,6 +287,19 @@ def _spurious_required(error: Any) -> bool:
         type(kind).__name__ == "Required"
         and isinstance(error.instance, dict)
         and getattr(kind, "property", None) in error.instance
+    )
+
+
+def _refused_property(error: Any) -> ArgumentIssue:
+    """The issue a spurious "x is a required property" stands for: x is there, refused by
+    ``additionalProperties`` (listing every issue to find that one would cost too much)."""
+    name = error.kind.property
+    issue = _issue(error)
+    return ArgumentIssue(
+        path=issue.path,
+        message=_clip(f"Additional properties are not allowed ({json.dumps(name)} is not allowed)"),
+        expected="additionalProperties",
+        actual=issue.actual,
     )
 
 

@@ -75,6 +75,21 @@ async def test_catastrophic_pattern_in_the_python_engine_is_killed_at_the_timeou
     assert _workers() == []
 
 
+async def test_a_pattern_ripgrep_cannot_compile_backtracks_outside_the_server(
+    tmp_path: Path,
+) -> None:
+    """``\\N{...}`` is Python's alone: neither of ripgrep's engines compiles it, so the search
+    falls back to the Python engine, which still runs in its own process: the catastrophic
+    pattern ends at the timeout, the loop keeps ticking, and no matching process is left."""
+    (tmp_path / "x.txt").write_text("x" * 40 + "\n")
+    fs = filesystem(tmp_path)  # engine "auto": ripgrep first
+    pattern = r"(x+x+)+y\N{LATIN SMALL LETTER A}"
+    ticked = await while_ticking(lambda: execute(fs, "fs.search", seconds=1.5, pattern=pattern))
+    assert ticked.value.is_error and ticked.value.error.kind == "timeout"
+    assert ticked.largest_gap < BLOCKED
+    assert _workers() == []
+
+
 @pytest.mark.parametrize("pattern", ["(x+x+)+y", r"(x+x+)+\1y", r"(?=(x+x+)+y)x"])
 async def test_catastrophic_pattern_with_ripgrep_comes_back(tmp_path: Path, pattern: str) -> None:
     """With ripgrep (its linear engine, or PCRE2 for look-around and back-references, both in
