@@ -24,25 +24,30 @@ Render = Callable[[list[dict[str, Any]]], int]
 
 def lines_from_end(path: Path, block: int = _BLOCK) -> Iterator[str]:
     """The complete lines of ``path``, last first; a torn last line (a writer mid-way) is
-    left out. Reads ``block`` bytes at a time from the end."""
+    left out. Reads ``block`` bytes at a time from the end; a line longer than a block is
+    joined once, from its pieces (linear in its length)."""
     with open(path, "rb") as file:
         position = file.seek(0, os.SEEK_END)
-        carry = b""  # the end of a line whose start lies in an earlier block
+        pieces: list[bytes] = []  # the end of a line whose start lies further back, last first
         past_end = False  # the text after the file's last newline has been dropped
         while position > 0:
             size = min(block, position)
             position -= size
             file.seek(position)
-            parts = (file.read(size) + carry).split(b"\n")
-            carry = parts[0]
-            complete = parts[1:]
-            if complete and not past_end:
-                complete.pop()  # after the last newline: nothing, or a torn line
-                past_end = True
-            for part in reversed(complete):
+            chunk = file.read(size)
+            parts = chunk.split(b"\n")
+            if len(parts) == 1:  # no newline: all of it belongs to the line being read
+                pieces.append(chunk)
+                continue
+            pieces.append(parts[-1])
+            if past_end:
+                yield b"".join(reversed(pieces)).decode("utf-8", errors="replace")
+            past_end = True  # after the last newline: nothing, or a torn line
+            for part in reversed(parts[1:-1]):
                 yield part.decode("utf-8", errors="replace")
+            pieces = [parts[0]]
         if past_end:
-            yield carry.decode("utf-8", errors="replace")
+            yield b"".join(reversed(pieces)).decode("utf-8", errors="replace")
 
 
 def records_from_end(path: Path) -> Iterator[dict[str, Any]]:

@@ -18,6 +18,7 @@ fd 1 goes to stderr, so a stray ``print`` or a child process never corrupts the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -28,6 +29,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
+
+logger = logging.getLogger("invokit.mcp")
 
 _LINE_LIMIT = 64 * 1024 * 1024
 """The longest message accepted on stdin (asyncio's default of 64 KiB is too small for MCP)."""
@@ -47,6 +50,9 @@ class LineReceiver:
         try:
             line = await self._reader.readline()
         except ValueError as exc:  # longer than the limit: that line is dropped
+            logger.warning(
+                "a message of more than %d bytes on stdin was dropped, unanswered", _LINE_LIMIT
+            )
             return exc
         if not line:
             raise anyio.EndOfStream
