@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from invokit.cli._audit_tail import records_from_end, window
+from invokit.cli._audit_tail import parse_record, records_from_end, window
 from invokit.cli._livelog import Narrator, inert
 from invokit.cli._options import StateOption
 from invokit.cli._output import reported, stdout
@@ -32,11 +32,8 @@ def _records(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
     for line in lines:
         if not line.endswith("\n"):
             return  # a torn last line: a writer is mid-way
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
+        record = parse_record(line)
+        if record is not None:
             yield record
 
 

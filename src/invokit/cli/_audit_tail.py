@@ -50,14 +50,20 @@ def lines_from_end(path: Path, block: int = _BLOCK) -> Iterator[str]:
             yield b"".join(reversed(pieces)).decode("utf-8", errors="replace")
 
 
+def parse_record(line: str) -> dict[str, Any] | None:
+    """One line of a JSONL log as its record; ``None`` for a line that is not a JSON object."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def records_from_end(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON records of a JSONL log, newest first (lines that are not objects skipped)."""
     for line in lines_from_end(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
+        record = parse_record(line)
+        if record is not None:
             yield record
 
 
