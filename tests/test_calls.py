@@ -234,3 +234,25 @@ def test_hot_path_constructors_build_what_the_public_ones_build() -> None:
         error=ErrorInfo(kind="denied", message="no"),
         duration=0.5,
     )
+
+
+def test_a_fast_built_result_is_a_true_frozen_tool_result() -> None:
+    """``new_result`` fills a plain twin class and hands it ToolResult's class: what comes out
+    is a ToolResult in every way (its type, frozen, copied, replaced, pickled, hashed)."""
+    import copy
+    import pickle
+
+    from invokit._calls import new_result, new_text_result
+
+    built = new_text_result("c", "t", "x", 0.25)
+    assert type(built) is ToolResult
+    assert dataclasses.is_dataclass(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.duration = 1.0  # type: ignore[misc]
+    assert not hasattr(built, "__dict__")
+    assert pickle.loads(pickle.dumps(built)) == built
+    assert copy.deepcopy(built) == built
+    assert dataclasses.replace(built, name="u").name == "u"
+    assert dataclasses.asdict(built)["duration"] == 0.25
+    empty = new_result("c", "t", ())
+    assert empty.metadata == {} and empty.metadata is not new_result("c", "t", ()).metadata

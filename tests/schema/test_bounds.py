@@ -79,6 +79,24 @@ def test_the_byte_bound_is_for_text_only() -> None:
     assert small({"text": "a" * 2000}) == {"text": "a" * 2000}
 
 
+@pytest.mark.parametrize("size", [12, 40, 127, 128, 129, 400])
+def test_short_and_long_texts_get_the_same_checks(size: int) -> None:
+    """Short texts are parsed inline and longer ones the checked way: on both sides of the
+    split a text is parsed alike, and a byte bound smaller than the split still holds."""
+    tight = ArgumentValidator(SCHEMA, max_bytes=size)
+    text = json.dumps({"text": "é" * size}, ensure_ascii=False)
+    with pytest.raises(MalformedArguments, match="over the limit of"):
+        tight(text)
+    fits = json.dumps({"text": "a" * max(size - 12, 0)})
+    assert len(fits.encode()) <= size
+    assert tight(fits) == json.loads(fits)
+    deep = "[" * size + "]" * size
+    with pytest.raises(MalformedArguments):
+        ArgumentValidator(SCHEMA, max_depth=size // 2)(deep)
+    with pytest.raises(MalformedArguments, match="a number is too large"):
+        ArgumentValidator(SCHEMA)(json.dumps({"n": 1}).replace("1", "1e999") + " " * size)
+
+
 @pytest.mark.parametrize("as_text", [True, False], ids=["text", "mapping"])
 def test_very_wide_arguments_are_refused(validator: ArgumentValidator, as_text: bool) -> None:
     """More values than the bound (counted at every level) are refused before the schema

@@ -196,36 +196,23 @@ def _validate_function(
     the same checks, and raises the same errors, as :func:`parse_arguments`.
     """
     parse = _json_parser()
-    max_depth, max_bytes = bounds.depth, bounds.size
-    # A text shorter than this can neither nest deeper than max_depth nor hold more than
-    # max_items values: the walk that counts is skipped.
-    shallow = min(2 * max_depth, 2 * bounds.items)
+    # A text of at most this many characters can neither nest deeper than the depth bound,
+    # hold more than the item bound of values, nor be over the byte bound (a character is at
+    # most 4 bytes): it is parsed here, inline; a longer one goes the checked way.
+    small = min(2 * bounds.depth, 2 * bounds.items, bounds.size // 4)
 
     def validate(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
-        if type(arguments) is str:
-            if len(arguments) > max_bytes:  # a character is at least one byte
-                raise _too_large(len(arguments), max_bytes)
+        if type(arguments) is str and len(arguments) <= small:
             try:
                 data = arguments.encode()
+                value: dict[str, Any] = parse(data, allow_inf_nan=False, catch_duplicate_keys=True)
             except UnicodeEncodeError as exc:
                 raise _lone_surrogate(exc) from None
-            if len(data) > max_bytes:
-                raise _too_large(len(data), max_bytes)
-            try:
-                value: dict[str, Any] = parse(
-                    data,
-                    allow_inf_nan=False,
-                    catch_duplicate_keys=True,
-                    cache_mode="all" if len(data) <= _CACHED_UP_TO else "none",
-                )
             except ValueError as exc:
                 raise _malformed(str(exc), data) from None
             if type(value) is not dict:
                 raise _not_an_object(value)
-            if len(data) > shallow:
-                if not _check_shape(value, bounds):
-                    raise _overflow()
-            elif not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
+            if not _SCALARS.issuperset(map(type, value.values())) and not _finite(value):
                 raise _overflow()
         else:
             value = parse_arguments(arguments, bounds=bounds)
