@@ -76,7 +76,8 @@ def app_params(tmp: Path, **env: str) -> StdioServerParameters:
 
 @contextmanager
 def http_app(tmp: Path, **env: str) -> Iterator[str]:
-    """The app serving streamable HTTP on a free loopback port; yields its URL."""
+    """The app serving streamable HTTP on a free loopback port; yields its URL. Once it has
+    stopped, what it wrote to stderr after ``READY`` is in ``tmp/server-stderr.log``."""
     process = subprocess.Popen(
         [sys.executable, str(APP), "http", str(tmp / "approvals.sqlite3"), "0"],
         env=app_env(tmp, **env),
@@ -88,12 +89,11 @@ def http_app(tmp: Path, **env: str) -> Iterator[str]:
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            _, rest = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+            _, rest = process.communicate()
+        (tmp / "server-stderr.log").write_text(rest)
 
 
 def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:

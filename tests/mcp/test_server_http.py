@@ -6,10 +6,12 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
+from mcp_types import INVALID_REQUEST
 
 from tests.mcp.support import Asker, app_env, error_meta, http_app, http_session, text_of
 
@@ -221,3 +223,37 @@ async def test_accepted_connections_send_without_nagle_delay() -> None:
         _, writer = await asyncio.open_connection("127.0.0.1", port)
         assert await asyncio.wait_for(accepted, 10) != 0
         writer.close()
+
+
+def _call(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools/call`` request."""
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+
+
+async def test_a_request_whose_id_is_in_flight_is_refused(tmp_path: Path) -> None:
+    """A second POST with the id of a request still in flight in the session is refused at
+    once with 409; the first is answered as usual, and the server stops without a traceback."""
+    answers: list[httpx.Response] = []
+    with http_app(tmp_path) as url:
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await _open_raw_session(client, url)
+
+            async def slow() -> None:
+                call = _call(5, "sleepy", {"seconds": 2})
+                answers.append(await client.post(url, json=call, headers=headers))
+
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(slow)
+                    while not (tmp_path / "sleepy").exists():  # noqa: ASYNC110
+                        await anyio.sleep(0.02)
+                    again = _call(5, "add", {"a": 1, "b": 2})
+                    with anyio.fail_after(5):
+                        refused = await client.post(url, json=again, headers=headers)
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == INVALID_REQUEST
+    (first,) = answers
+    assert first.json()["id"] == 5
+    assert first.json()["result"]["content"][0]["text"] == "rested"
+    assert "Traceback" not in (tmp_path / "server-stderr.log").read_text()
