@@ -1,18 +1,26 @@
-"""End to end over streamable HTTP on 127.0.0.1: the SDK client against a server subprocess."""
+"""End to end over streamable HTTP on 127.0.0.1: the SDK client or raw requests against a server
+subprocess, or against the server in this process where a test watches its requests."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+import uvicorn
 from mcp_types import INVALID_REQUEST
 
+from invokit import Executor, ToolRegistry, tool
+from invokit.mcp import build_server
+from invokit.mcp._http_app import http_app as asgi_app
+from invokit.mcp._serve import listening_socket, security_settings
 from tests.mcp.support import Asker, app_env, error_meta, http_app, http_session, text_of
 
 pytestmark = pytest.mark.anyio
@@ -257,3 +265,56 @@ async def test_a_request_whose_id_is_in_flight_is_refused(tmp_path: Path) -> Non
     assert first.json()["id"] == 5
     assert first.json()["result"]["content"][0]["text"] == "rested"
     assert "Traceback" not in (tmp_path / "server-stderr.log").read_text()
+
+
+@asynccontextmanager
+async def served(server: Any) -> AsyncIterator[tuple[str, uvicorn.Server]]:
+    """``server`` (a ``build_server`` result) served over HTTP in this process on a free
+    loopback port: its URL and the uvicorn server, whose requests in progress can be seen."""
+    sock = listening_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    app, _ = asgi_app(server, security=security_settings("127.0.0.1", port))
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(http.serve, sockets=[sock]))
+            with anyio.fail_after(10):
+                while not http.started:  # noqa: ASYNC110 - uvicorn has only a flag
+                    await anyio.sleep(0.01)
+            try:
+                yield f"http://127.0.0.1:{port}/mcp", http
+            finally:
+                http.should_exit = True
+    finally:
+        sock.close()
+
+
+async def test_a_client_gone_while_its_call_runs_leaves_no_request_waiting() -> None:
+    """A client that disconnects while its call runs ends the request's handler at once; it
+    does not wait for an answer nobody will read."""
+    started, release = anyio.Event(), anyio.Event()
+
+    @tool(read_only=True)
+    async def hold() -> str:
+        """Wait until released."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    registry = ToolRegistry([hold])
+    async with served(build_server(registry, Executor(registry))) as (url, http):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await _open_raw_session(client, url)
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    partial(client.post, url, json=_call(2, "hold", {}), headers=headers)
+                )
+                with anyio.fail_after(10):
+                    await started.wait()
+                group.cancel_scope.cancel()  # the client goes away mid-call
+        try:
+            with anyio.fail_after(5):
+                while http.server_state.tasks:  # noqa: ASYNC110 - the requests in progress
+                    await anyio.sleep(0.02)
+        finally:
+            release.set()

@@ -8,6 +8,10 @@ dispatched, and the first message the server writes for it decides. The response
 back as one JSON body; anything before it (progress, an elicitation, a roots request) opens the
 SSE stream, starting with that message, exactly as the SDK would have answered. So the
 back-channel is kept for every request that uses it, and the rest cost one plain response.
+
+As on the SDK's streams, a client that disconnects ends the wait for its request's answer (the
+call runs on; its answer has nowhere to go), and one request id is in flight at a time in a
+session: a second POST with it is refused (409), as the SDK refuses a second GET stream.
 """
 
 from __future__ import annotations
@@ -50,7 +54,14 @@ from starlette.types import Receive, Scope, Send
 
 MCP_PATH = "/mcp"
 
-Waited = EventMessage | Literal["stopping", "ended"]
+UNWATCHED_WAIT = 1.0
+"""Seconds a request waits for its first message before a watcher for the client's disconnect
+joins the wait: most answers come sooner, and are spared the watcher's task (a task group and
+a task, tens of microseconds a request)."""
+
+Ended = Literal["ended"]
+"""A request's session ended before anything was written for it."""
+Waited = EventMessage | Ended | Literal["stopping", "disconnected"]
 """How the wait for a request's first message ended: the message, or why none came."""
 
 
@@ -90,8 +101,11 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
         upgraded = False
         try:
             await self._dispatch(message, request, request_id)
-            first = await self._first_message(streams[1])
+            first = await self._first_message(receive, streams[1])
             match first:
+                case "disconnected":
+                    # As on the SDK's streams: the request runs on; its answer has nowhere to go.
+                    return
                 case "ended":
                     await self._terminated_response()(scope, receive, send)
                     return
@@ -117,16 +131,22 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
             version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION)
         await writer.send(self._create_session_message(message, request, request_id, version))
 
-    async def _first_message(self, reader: MemoryObjectReceiveStream[EventMessage]) -> Waited:
+    async def _first_message(
+        self, receive: Receive, reader: MemoryObjectReceiveStream[EventMessage]
+    ) -> Waited:
         """The first message the server writes for a request, or why none came: the server
-        is stopping (:meth:`stop_waiting`), or the session ended."""
-        outcome: Waited = "stopping"  # unless the read says otherwise
+        is stopping (:meth:`stop_waiting`), the client disconnected, or the session ended."""
+        read: list[EventMessage | Ended] = []  # outside the scopes: a message read is kept
         with self._waiting():
-            try:
-                outcome = await reader.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                outcome = "ended"
-        return outcome
+            with anyio.move_on_after(UNWATCHED_WAIT):
+                read.append(await _read(reader))
+            if not read:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(_read_into, reader, read, group.cancel_scope)
+                    await _disconnected(receive)
+                    group.cancel_scope.cancel()
+                    return "disconnected"
+        return read[0] if read else "stopping"
 
     def _terminated_response(self) -> Response:
         """The answer to a request still in flight when its session ended."""
@@ -221,6 +241,30 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
             opening = message.method == "initialize" and given is None
             return message if opening else None
         return message
+
+
+async def _read(reader: MemoryObjectReceiveStream[EventMessage]) -> EventMessage | Ended:
+    """The next message for a request, or ``"ended"`` when its session has ended."""
+    try:
+        return await reader.receive()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return "ended"
+
+
+async def _read_into(
+    reader: MemoryObjectReceiveStream[EventMessage],
+    found: list[EventMessage | Ended],
+    done: anyio.CancelScope,
+) -> None:
+    """:func:`_read` into ``found``, then cancel ``done`` (the wait for a disconnect)."""
+    found.append(await _read(reader))
+    done.cancel()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client disconnects (the request's body is already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class LazyJSONSessions(StreamableHTTPSessionManager):
