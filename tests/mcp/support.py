@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -21,6 +22,19 @@ from mcp.shared.memory import create_client_server_memory_streams
 
 APP = Path(__file__).with_name("app.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
+INIT_REQUEST = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+"""An ``initialize`` request, for sessions opened by hand over HTTP."""
+RAW_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of every POST to the streamable HTTP endpoint."""
 
 
 def app_env(marker_dir: Path, **extra: str) -> dict[str, str]:
@@ -85,7 +99,7 @@ def http_app(tmp: Path, **env: str) -> Iterator[str]:
         text=True,
     )
     try:
-        yield _await_ready(process)
+        yield await_ready(process)
     finally:
         process.terminate()
         try:
@@ -96,7 +110,8 @@ def http_app(tmp: Path, **env: str) -> Iterator[str]:
         (tmp / "server-stderr.log").write_text(rest)
 
 
-def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
+def await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
+    """The URL a server subprocess prints to stderr as ``READY <url>`` once it listens."""
     assert process.stderr is not None
     deadline = time.monotonic() + timeout
     seen: list[str] = []
@@ -112,6 +127,28 @@ def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
         elif process.poll() is not None:
             break
     raise AssertionError("the app did not start: " + "".join(seen))
+
+
+async def open_raw_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """Initialize a session by hand; the headers its later requests carry."""
+    opened = await client.post(url, json=INIT_REQUEST, headers=RAW_HEADERS)
+    assert opened.status_code == 200
+    headers = {
+        **RAW_HEADERS,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    done = await client.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202
+    return headers
+
+
+def call_request(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools/call`` request."""
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
 
 
 @asynccontextmanager
