@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -21,6 +22,19 @@ from mcp.shared.memory import create_client_server_memory_streams
 
 APP = Path(__file__).with_name("app.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
+INIT_REQUEST = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+"""An ``initialize`` request, for sessions opened by hand over HTTP."""
+RAW_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of every POST to the streamable HTTP endpoint."""
 
 
 def app_env(marker_dir: Path, **extra: str) -> dict[str, str]:
@@ -76,7 +90,8 @@ def app_params(tmp: Path, **env: str) -> StdioServerParameters:
 
 @contextmanager
 def http_app(tmp: Path, **env: str) -> Iterator[str]:
-    """The app serving streamable HTTP on a free loopback port; yields its URL."""
+    """The app serving streamable HTTP on a free loopback port; yields its URL. Once it has
+    stopped, what it wrote to stderr after ``READY`` is in ``tmp/server-stderr.log``."""
     process = subprocess.Popen(
         [sys.executable, str(APP), "http", str(tmp / "approvals.sqlite3"), "0"],
         env=app_env(tmp, **env),
@@ -84,19 +99,19 @@ def http_app(tmp: Path, **env: str) -> Iterator[str]:
         text=True,
     )
     try:
-        yield _await_ready(process)
+        yield await_ready(process)
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            _, rest = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+            _, rest = process.communicate()
+        (tmp / "server-stderr.log").write_text(rest)
 
 
-def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
+def await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
+    """The URL a server subprocess prints to stderr as ``READY <url>`` once it listens."""
     assert process.stderr is not None
     deadline = time.monotonic() + timeout
     seen: list[str] = []
@@ -112,6 +127,28 @@ def _await_ready(process: subprocess.Popen[str], timeout: float = 20.0) -> str:
         elif process.poll() is not None:
             break
     raise AssertionError("the app did not start: " + "".join(seen))
+
+
+async def open_raw_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """Initialize a session by hand; the headers its later requests carry."""
+    opened = await client.post(url, json=INIT_REQUEST, headers=RAW_HEADERS)
+    assert opened.status_code == 200
+    headers = {
+        **RAW_HEADERS,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    done = await client.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202
+    return headers
+
+
+def call_request(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A ``tools/call`` request."""
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
 
 
 @asynccontextmanager

@@ -1,31 +1,40 @@
-"""End to end over streamable HTTP on 127.0.0.1: the SDK client against a server subprocess."""
+"""End to end over streamable HTTP on 127.0.0.1: the SDK client or raw requests against a server
+subprocess, or against the server in this process where a test watches its requests."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
+import uvicorn
+from mcp_types import INVALID_REQUEST
 
-from tests.mcp.support import Asker, app_env, error_meta, http_app, http_session, text_of
+from invokit import Executor, ToolRegistry, tool
+from invokit.mcp import build_server
+from invokit.mcp._http_app import http_app as asgi_app
+from invokit.mcp._serve import listening_socket, security_settings
+from tests.mcp.support import (
+    INIT_REQUEST,
+    RAW_HEADERS,
+    Asker,
+    app_env,
+    call_request,
+    error_meta,
+    http_app,
+    http_session,
+    open_raw_session,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
-
-_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
-_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +129,7 @@ async def test_foreign_host_header_is_refused(url: str) -> None:
     """A request whose Host is not the server's (DNS rebinding) is refused with 421."""
     async with httpx.AsyncClient() as client:
         response = await client.post(
-            url, json=_INIT, headers={**_HEADERS, "Host": "evil.example:80"}
+            url, json=INIT_REQUEST, headers={**RAW_HEADERS, "Host": "evil.example:80"}
         )
     assert response.status_code == 421
 
@@ -129,36 +138,22 @@ async def test_foreign_origin_is_refused(url: str) -> None:
     """A browser request from another origin is refused with 403; the server's own is served."""
     async with httpx.AsyncClient() as client:
         refused = await client.post(
-            url, json=_INIT, headers={**_HEADERS, "Origin": "http://evil.example"}
+            url, json=INIT_REQUEST, headers={**RAW_HEADERS, "Origin": "http://evil.example"}
         )
         own_origin = url.removesuffix("/mcp")
-        served = await client.post(url, json=_INIT, headers={**_HEADERS, "Origin": own_origin})
+        served = await client.post(
+            url, json=INIT_REQUEST, headers={**RAW_HEADERS, "Origin": own_origin}
+        )
     assert refused.status_code == 403
     assert served.status_code == 200
-
-
-async def _open_raw_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
-    """Initialize a session by hand; the headers its later requests carry."""
-    opened = await client.post(url, json=_INIT, headers=_HEADERS)
-    assert opened.status_code == 200
-    headers = {
-        **_HEADERS,
-        "Mcp-Session-Id": opened.headers["mcp-session-id"],
-        "MCP-Protocol-Version": "2025-11-25",
-    }
-    done = await client.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-    )
-    assert done.status_code == 202
-    return headers
 
 
 async def test_a_call_with_nothing_on_its_back_channel_is_answered_in_json(url: str) -> None:
     """initialize, tools/list and a plain tools/call come back as one JSON body, each with
     its own id and the session's id."""
     async with httpx.AsyncClient() as client:
-        opened = await client.post(url, json=_INIT, headers=_HEADERS)
-        headers = await _open_raw_session(client, url)
+        opened = await client.post(url, json=INIT_REQUEST, headers=RAW_HEADERS)
+        headers = await open_raw_session(client, url)
         listed = await client.post(
             url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers
         )
@@ -181,7 +176,7 @@ async def test_progress_opens_an_sse_stream_that_ends_with_the_result(url: str) 
     """A call that reports progress to a client that asked for it is answered as an SSE
     stream: every progress notification, then the result."""
     async with httpx.AsyncClient() as client:
-        headers = await _open_raw_session(client, url)
+        headers = await open_raw_session(client, url)
         params = {"name": "work", "arguments": {"steps": 3}, "_meta": {"progressToken": "p"}}
         response = await client.post(
             url,
@@ -221,3 +216,84 @@ async def test_accepted_connections_send_without_nagle_delay() -> None:
         _, writer = await asyncio.open_connection("127.0.0.1", port)
         assert await asyncio.wait_for(accepted, 10) != 0
         writer.close()
+
+
+async def test_a_request_whose_id_is_in_flight_is_refused(tmp_path: Path) -> None:
+    """A second POST with the id of a request still in flight in the session is refused at
+    once with 409; the first is answered as usual, and the server stops without a traceback."""
+    answers: list[httpx.Response] = []
+    with http_app(tmp_path) as url:
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await open_raw_session(client, url)
+
+            async def slow() -> None:
+                call = call_request(5, "sleepy", {"seconds": 2})
+                answers.append(await client.post(url, json=call, headers=headers))
+
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(slow)
+                    while not (tmp_path / "sleepy").exists():  # noqa: ASYNC110
+                        await anyio.sleep(0.02)
+                    again = call_request(5, "add", {"a": 1, "b": 2})
+                    with anyio.fail_after(5):
+                        refused = await client.post(url, json=again, headers=headers)
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == INVALID_REQUEST
+    (first,) = answers
+    assert first.json()["id"] == 5
+    assert first.json()["result"]["content"][0]["text"] == "rested"
+    assert "Traceback" not in (tmp_path / "server-stderr.log").read_text()
+
+
+@asynccontextmanager
+async def served(server: Any) -> AsyncIterator[tuple[str, uvicorn.Server]]:
+    """``server`` (a ``build_server`` result) served over HTTP in this process on a free
+    loopback port: its URL and the uvicorn server, whose requests in progress can be seen."""
+    sock = listening_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    app, _ = asgi_app(server, security=security_settings("127.0.0.1", port))
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(http.serve, sockets=[sock]))
+            with anyio.fail_after(10):
+                while not http.started:  # noqa: ASYNC110 - uvicorn has only a flag
+                    await anyio.sleep(0.01)
+            try:
+                yield f"http://127.0.0.1:{port}/mcp", http
+            finally:
+                http.should_exit = True
+    finally:
+        sock.close()
+
+
+async def test_a_client_gone_while_its_call_runs_leaves_no_request_waiting() -> None:
+    """A client that disconnects while its call runs ends the request's handler at once; it
+    does not wait for an answer nobody will read."""
+    started, release = anyio.Event(), anyio.Event()
+
+    @tool(read_only=True)
+    async def hold() -> str:
+        """Wait until released."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    registry = ToolRegistry([hold])
+    async with served(build_server(registry, Executor(registry))) as (url, http):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await open_raw_session(client, url)
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    partial(client.post, url, json=call_request(2, "hold", {}), headers=headers)
+                )
+                with anyio.fail_after(10):
+                    await started.wait()
+                group.cancel_scope.cancel()  # the client goes away mid-call
+        try:
+            with anyio.fail_after(5):
+                while http.server_state.tasks:  # noqa: ASYNC110 - the requests in progress
+                    await anyio.sleep(0.02)
+        finally:
+            release.set()

@@ -8,6 +8,10 @@ dispatched, and the first message the server writes for it decides. The response
 back as one JSON body; anything before it (progress, an elicitation, a roots request) opens the
 SSE stream, starting with that message, exactly as the SDK would have answered. So the
 back-channel is kept for every request that uses it, and the rest cost one plain response.
+
+As on the SDK's streams, a client that disconnects ends the wait for its request's answer (the
+call runs on; its answer has nowhere to go), and one request id is in flight at a time in a
+session: a second POST with it is refused (409), as the SDK refuses a second GET stream.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import (
     CONTENT_TYPE_JSON,
@@ -34,6 +39,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     JSONRPCError,
     JSONRPCRequest,
     JSONRPCResponse,
@@ -42,16 +48,27 @@ from mcp_types import (
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 MCP_PATH = "/mcp"
 
+UNWATCHED_WAIT = 1.0
+"""Seconds a request waits for its first message before a watcher for the client's disconnect
+joins the wait: most answers come sooner, and are spared the watcher's task (a task group and
+a task, tens of microseconds a request)."""
+
+Ended = Literal["ended"]
+"""A request's session ended before anything was written for it."""
+Waited = EventMessage | Ended | Literal["stopping", "disconnected"]
+"""How the wait for a request's first message ended: the message, or why none came."""
+
 
 class LazyJSONTransport(StreamableHTTPServerTransport):
     """A session's transport that answers a request with JSON unless its back-channel is used."""
 
-    _waits: dict[str, anyio.CancelScope]
+    _waits: set[anyio.CancelScope]
     _stopping: bool
 
     @classmethod
@@ -61,7 +78,7 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
         than being built a second way here."""
         transport.__class__ = cls
         adopted = cast(LazyJSONTransport, transport)
-        adopted._waits = {}
+        adopted._waits = set()
         adopted._stopping = False
         return adopted
 
@@ -73,66 +90,99 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
             # Notifications, errors and anything unusual: the SDK's own handling.
             await super()._handle_post_request(scope, request, receive, send)
             return
-        writer = self._read_stream_writer
-        assert writer is not None  # connect() runs before any request is let in
         request_id = str(message.id)
+        if request_id in self._request_streams:
+            # Its answer could reach only one of the two POSTs: the second is refused, and the
+            # request in flight keeps its stream.
+            await self._in_flight_conflict(request_id)(scope, receive, send)
+            return
         streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
         self._request_streams[request_id] = streams
         upgraded = False
         try:
-            if message.method == "initialize" and message.params:
-                version = str(message.params.get("protocolVersion", DEFAULT_NEGOTIATED_VERSION))
-            else:
-                version = request.headers.get(
-                    MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION
-                )
-            await writer.send(self._create_session_message(message, request, request_id, version))
-            try:
-                with self._waiting(request_id) as waiting:
-                    first = await streams[1].receive()
-                if waiting.cancelled_caught:
-                    # The server is stopping: the SDK's stream ends the answer, as it ends
-                    # every other when the server stops.
-                    upgraded = True
-                    await self._stream(scope, receive, send, request_id, None)
+            await self._dispatch(message, request, request_id)
+            first = await self._first_message(receive, streams[1])
+            match first:
+                case "disconnected":
+                    # As on the SDK's streams: the request runs on; its answer has nowhere to go.
                     return
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                # The session ended with the request in flight.
-                response = self._create_error_response(
-                    "Session terminated before the request completed",
-                    HTTPStatus.INTERNAL_SERVER_ERROR,
-                    INTERNAL_ERROR,
-                )
-                await response(scope, receive, send)
-                return
-            if isinstance(first.message, JSONRPCResponse | JSONRPCError):
-                await self._create_json_response(first.message)(scope, receive, send)
-                return
+                case "ended":
+                    await self._terminated_response()(scope, receive, send)
+                    return
+                case EventMessage(message=JSONRPCResponse() | JSONRPCError() as answer):
+                    await self._create_json_response(answer)(scope, receive, send)
+                    return
+            # Something travels on the back-channel first, or the server is stopping (the
+            # SDK's stream ends the answer then, as it ends every other).
             upgraded = True
-            await self._stream(scope, receive, send, request_id, first)
+            opening = first if isinstance(first, EventMessage) else None
+            await self._stream(scope, receive, send, request_id, opening)
         finally:
             if not upgraded:
                 await self._clean_up_memory_streams(request_id)
 
+    async def _dispatch(self, message: JSONRPCRequest, request: Request, request_id: str) -> None:
+        """Hand ``message`` to the server, with the protocol version it is spoken in."""
+        writer = self._read_stream_writer
+        assert writer is not None  # connect() runs before any request is let in
+        if message.method == "initialize" and message.params:
+            version = str(message.params.get("protocolVersion", DEFAULT_NEGOTIATED_VERSION))
+        else:
+            version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION)
+        await writer.send(self._create_session_message(message, request, request_id, version))
+
+    async def _first_message(
+        self, receive: Receive, reader: MemoryObjectReceiveStream[EventMessage]
+    ) -> Waited:
+        """The first message the server writes for a request, or why none came: the server
+        is stopping (:meth:`stop_waiting`), the client disconnected, or the session ended."""
+        read: list[EventMessage | Ended] = []  # outside the scopes: a message read is kept
+        with self._waiting():
+            with anyio.move_on_after(UNWATCHED_WAIT):
+                read.append(await _read(reader))
+            if not read:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(_read_into, reader, read, group.cancel_scope)
+                    await _disconnected(receive)
+                    group.cancel_scope.cancel()
+                    return "disconnected"
+        return read[0] if read else "stopping"
+
+    def _terminated_response(self) -> Response:
+        """The answer to a request still in flight when its session ended."""
+        return self._create_error_response(
+            "Session terminated before the request completed",
+            HTTPStatus.INTERNAL_SERVER_ERROR,
+            INTERNAL_ERROR,
+        )
+
+    def _in_flight_conflict(self, request_id: str) -> Response:
+        """The refusal of a request whose id is already in flight in this session."""
+        return self._create_error_response(
+            f"Conflict: request id {request_id} is already in flight in this session",
+            HTTPStatus.CONFLICT,
+            INVALID_REQUEST,
+        )
+
     @contextmanager
-    def _waiting(self, request_id: str) -> Iterator[anyio.CancelScope]:
+    def _waiting(self) -> Iterator[anyio.CancelScope]:
         """A scope around the wait for a request's first message, which :meth:`stop_waiting`
         cancels."""
         scope = anyio.CancelScope()
         if self._stopping:
             scope.cancel()
-        self._waits[request_id] = scope
+        self._waits.add(scope)
         try:
             with scope:
                 yield scope
         finally:
-            self._waits.pop(request_id, None)
+            self._waits.discard(scope)
 
     def stop_waiting(self) -> None:
         """The server is stopping: requests still waiting to be answered in JSON get the SDK's
         SSE stream instead, which ends when the server stops."""
         self._stopping = True
-        for scope in self._waits.values():
+        for scope in self._waits:
             scope.cancel()
 
     async def _stream(
@@ -191,6 +241,30 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
             opening = message.method == "initialize" and given is None
             return message if opening else None
         return message
+
+
+async def _read(reader: MemoryObjectReceiveStream[EventMessage]) -> EventMessage | Ended:
+    """The next message for a request, or ``"ended"`` when its session has ended."""
+    try:
+        return await reader.receive()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return "ended"
+
+
+async def _read_into(
+    reader: MemoryObjectReceiveStream[EventMessage],
+    found: list[EventMessage | Ended],
+    done: anyio.CancelScope,
+) -> None:
+    """:func:`_read` into ``found``, then cancel ``done`` (the wait for a disconnect)."""
+    found.append(await _read(reader))
+    done.cancel()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client disconnects (the request's body is already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class LazyJSONSessions(StreamableHTTPSessionManager):

@@ -198,33 +198,45 @@ class ToolServer:
             session_id=session_id,
             metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
         )
-        meta = ctx.meta
-        reporter = None
-        if meta and meta.get("progress_token") is not None:
-            reporter = ProgressReporter(ctx)
         try:
-            if reporter is None:
-                return await self._answered(ctx, await self._run(ctx, call, None, params))
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._heartbeats, call, reporter)
-                try:
-                    answer = await self._run(ctx, call, reporter, params)
-                finally:
-                    group.cancel_scope.cancel()
-            return await self._answered(ctx, answer)
+            answer = await self._reported(ctx, call, params)
         except anyio.get_cancelled_exc_class():
             # The client cancelled the call, timed out or went away: its questions are
             # withdrawn, so no answer given later can run a call the client was told failed.
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self._withdraw(call)
             raise
-
-    async def _answered(self, ctx: Context, answer: dict[str, Any]) -> dict[str, Any]:
-        """``answer`` to send, once the records of every call it tells of are written: a client
-        is never told of a result a crash could lose, whether or not the executor waits for
-        them itself (``commit_on_return``)."""
-        await self.executor.commit()
+        finally:
+            await self._written()
         return _complete(ctx, answer)
+
+    async def _reported(
+        self, ctx: Context, call: ToolCall, params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        """The answer to ``call``, with progress and heartbeats for a client that asked."""
+        meta = ctx.meta
+        if not meta or meta.get("progress_token") is None:
+            return await self._run(ctx, call, None, params)
+        reporter = ProgressReporter(ctx)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._heartbeats, call, reporter)
+            try:
+                answer = await self._run(ctx, call, reporter, params)
+            finally:
+                group.cancel_scope.cancel()
+        return answer
+
+    async def _written(self) -> None:
+        """Wait until the records of the calls so far are written, whatever cancels the wait.
+
+        Every way a call ends goes through here before the client hears of it: its answer,
+        and those the SDK builds once the handler is left ("Request cancelled", "Connection
+        closed", the error a raised exception becomes). So a client is never told of a call
+        a crash could lose, whether or not the executor waits for its records itself
+        (``commit_on_return``).
+        """
+        with anyio.CancelScope(shield=True):
+            await self.executor.commit()
 
     async def _run(
         self,
