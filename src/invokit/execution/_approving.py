@@ -485,8 +485,7 @@ async def resume_other(
     call = interrupt.call
     _start_resumed(ex, call, None)  # a new execution of the call: its own span
     if isinstance(interrupt, ExternalCall):
-        outcome = value_to_result(call, result)
-        outcome = replace(outcome, duration=perf_counter() - start)
+        outcome = value_to_result(call, result, perf_counter() - start)
         if "completed" in ex._sinks_for:
             ex._emit("completed", call, completed_data(outcome, interrupt.arguments, None, None))
         return Completed(outcome)

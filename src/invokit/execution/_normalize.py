@@ -22,15 +22,16 @@ from invokit.schema._jsonsafe import to_jsonable
 _PARTS = (TextPart, JsonPart, ImagePart, ResourceLink)
 
 
-def value_to_result(call: ToolCall, value: Any) -> ToolResult:
-    """A new successful result from a tool's return value.
+def value_to_result(call: ToolCall, value: Any, duration: float = 0.0) -> ToolResult:
+    """A new successful result from a tool's return value, ``duration`` seconds after the
+    call began.
 
     ``str`` becomes text; a ``ToolResult`` is copied with the call's ids; content parts are
     kept as parts; anything else is converted to JSON and becomes both a JSON part and the
     ``structured`` value.
     """
     if type(value) is str:
-        return new_text_result(call.id, call.name, value, 0.0)
+        return new_text_result(call.id, call.name, value, duration)
     if isinstance(value, ToolResult):
         # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(
@@ -40,16 +41,17 @@ def value_to_result(call: ToolCall, value: Any) -> ToolResult:
             structured=value.structured,
             is_error=value.is_error,
             error=value.error,
+            duration=duration,
             truncated=value.truncated,
             metadata=value.metadata,
         )
     if isinstance(value, _PARTS):
-        return ToolResult(call_id=call.id, name=call.name, content=(value,))
+        return ToolResult(call_id=call.id, name=call.name, content=(value,), duration=duration)
     if isinstance(value, list) and value and all(isinstance(v, _PARTS) for v in value):
         parts: tuple[ContentPart, ...] = tuple(value)
-        return ToolResult(call_id=call.id, name=call.name, content=parts)
+        return ToolResult(call_id=call.id, name=call.name, content=parts, duration=duration)
     data = to_jsonable(value)
-    return new_result(call.id, call.name, (new_json_part(data),), data)
+    return new_result(call.id, call.name, (new_json_part(data),), data, None, duration)
 
 
 def error_to_result(call: ToolCall, exc: Exception) -> ToolResult:

@@ -86,8 +86,12 @@ async def run(
                 value, late = None, dog.ended(coro, exc)
             else:
                 late = dog.ended(coro)
-        # 9. normalize: what the tool returned or raised becomes a result
-        result = timeout_result(call, prepared, ctx) if late else value_to_result(call, value)
+        # 9. normalize: what the tool returned or raised becomes a result, timed as it is made
+        if late:
+            result = timeout_result(call, prepared, ctx)
+            _set_duration(result, perf_counter() - start)
+        else:
+            result = value_to_result(call, value, perf_counter() - start)
     except BaseException as exc:
         absorbed = absorb(ex, call, args, ctx, exc)
         if isinstance(absorbed, Interrupted):
@@ -95,6 +99,7 @@ async def run(
                 return absorbed  # the child's approval is in the store already
             return await hold(ex, absorbed)  # the tool needs credentials
         result = absorbed
+        _set_duration(result, perf_counter() - start)
     fresh = True
     if ex._after:
         result, fresh = await after_hooks(ex, call, result)
@@ -165,23 +170,24 @@ def finish(
     approved: ApprovalRequest | None,
     fresh: bool,
 ) -> Outcome:
-    """Step 8: the output limit; then the approval id and the duration on ``result``, and the
-    ``completed`` event."""
+    """Step 8: the output limit; then the approval id on ``result``, its duration, and the
+    ``completed`` event. ``fresh``: ``result`` is the one normalizing made and timed in this
+    call; it is timed again only when something replaced it since (the limit, an approval id,
+    a hook)."""
     content = result.content
     if not (  # one text part within the limit (the common case): what the limit leaves
         len(content) == 1
         and type(part := content[0]) is TextPart
         and len(part.text) <= prepared.max_chars
     ):
-        result = apply_output_limit(result, prepared.limit, ex.artifacts)
+        cut = apply_output_limit(result, prepared.limit, ex.artifacts)
+        if cut is not result:  # a new result, held by no one else: timed in place
+            result = cut
+            _set_duration(result, perf_counter() - start)
     if approved is not None:
-        result = replace(result, metadata={**result.metadata, "approval_id": approved.id})
-        fresh = True
-    if fresh:
-        # A result built in this call that nobody else holds yet: stamp the duration in
-        # place instead of copying a frozen dataclass on the hot path.
-        _set_duration(result, perf_counter() - start)
-    else:
+        metadata = {**result.metadata, "approval_id": approved.id}
+        result = replace(result, metadata=metadata, duration=perf_counter() - start)
+    elif not fresh:
         result = replace(result, duration=perf_counter() - start)
     record = ex._on_completed
     if record is not None:
