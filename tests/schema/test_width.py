@@ -83,6 +83,15 @@ def test_escaped_backslashes_before_a_quote_close_the_string() -> None:
     assert too_many_values(data, 30)
 
 
+def test_a_text_ending_in_a_lone_backslash_is_left_to_the_parser() -> None:
+    """Text that cannot be unescaped is not called too wide: parsing it reports where it breaks."""
+    data = b'{"s": "' + b"a," * 30 + b"\\"
+    assert not too_many_values(data, 10)
+    with pytest.raises(MalformedArguments) as caught:
+        parse_arguments(data, bounds=Bounds(items=10))
+    assert caught.value.position is not None
+
+
 @pytest.mark.parametrize(
     "text",
     [
