@@ -15,7 +15,7 @@ from invokit.exceptions import MalformedArguments
 from invokit.schema import _arguments as arguments
 from invokit.schema import parse_arguments
 from invokit.schema._arguments import DEFAULT_MAX_ITEMS, Bounds
-from invokit.schema._width import too_many_values
+from invokit.schema._width import _CHUNK, too_many_values
 
 SCHEMA: dict[str, Any] = {"type": "object"}
 WIDE = DEFAULT_MAX_ITEMS + 2
@@ -81,6 +81,19 @@ def test_escaped_backslashes_before_a_quote_close_the_string() -> None:
     data = ('["\\\\",' + "0," * 30 + "0]").encode()
     assert values_in(json.loads(data)) == 32
     assert too_many_values(data, 30)
+
+
+@pytest.mark.parametrize("shift", range(6))
+@pytest.mark.parametrize("escape", ['\\"', "\\\\", '\\\\\\"'], ids=["quote", "backslash", "both"])
+def test_escapes_across_a_chunk_boundary_keep_strings_apart(shift: int, escape: str) -> None:
+    """However an escape falls across the edge of a MiB the count looks at, the commas of the
+    string around it are not counted and the values after it are."""
+    filler = "a," * ((_CHUNK - 8 - shift) // 2) + "a" * ((_CHUNK - 8 - shift) % 2)
+    value = {"s": filler + escape + ",,,", "xs": [0] * 40}
+    data = json.dumps(value, separators=(",", ":")).encode()
+    assert data.count(b",") > 40 * 2
+    assert not too_many_values(data, values_in(value))
+    assert too_many_values(data, 38)  # 39 commas between the zeros
 
 
 def test_a_text_ending_in_a_lone_backslash_is_left_to_the_parser() -> None:

@@ -10,20 +10,21 @@ the bound, the text is refused unparsed.
 
 Everything runs in C, at a cost per byte whatever the text holds (a few ms per MiB): the
 commas are counted (``bytes.count``), and only when there are more than the bound, the text is
-reduced to its structure (``bytes.translate``, with ``codecs.escape_decode`` to take out the
-escapes, pairing backslashes as JSON does): the quotes that open or close strings and the
-commas between them, split a chunk at a time.
+reduced, a MiB at a time, to its structure (``bytes.translate``, with ``codecs.escape_decode``
+to take out the escapes, pairing backslashes as JSON does): the quotes that open or close
+strings and the commas between them, split on the quotes. The count stops once over the bound.
 """
 
 from __future__ import annotations
 
 import codecs
+from collections.abc import Iterator
 from itertools import repeat
 
 __all__ = ["too_many_values"]
 
 _CHUNK = 1 << 20
-"""Bytes split at a time when counting the commas outside strings."""
+"""Bytes looked at a time: the work stays in the processor's cache and the memory bounded."""
 _QUOTE, _COMMA = b"n", b"t"
 # Each byte becomes one whose escape Python's escape decoding knows, whatever is before it: a
 # quote n, a comma t, a backslash itself, anything else a. Decoding then turns each JSON escape
@@ -34,6 +35,7 @@ _ESCAPABLE = bytes(
     for byte in range(256)
 )
 _NOT_STRUCTURE = bytes(range(256)).translate(None, _QUOTE + _COMMA)
+_BACK = bytes.maketrans(_QUOTE + _COMMA, b'",')
 
 
 def too_many_values(data: bytes, max_items: int) -> bool:
@@ -46,38 +48,44 @@ def too_many_values(data: bytes, max_items: int) -> bool:
         return False  # nor can the commas outside strings be more
     if b'"' not in data:
         return True  # every comma is outside a string
-    marked = _unescaped(data)
-    if marked is None:
-        return False  # malformed: the parser says where
-    text, quote, comma = marked
-    if text.count(quote) > 4 * max_items + 2:  # a string at the top is no value
-        return True
-    return _commas_outside_strings(text, quote, comma, max_items) > max_items
+    quotes = commas = 0
+    inside = False  # whether a string is open where the chunk starts
+    for chunk in _chunks(data):
+        structure = _structure(chunk)
+        if structure is None:
+            return False  # malformed: the parser says where
+        quotes += structure.count(b'"')
+        if quotes > 4 * max_items + 2:  # a string at the top is no value
+            return True
+        pieces = structure.split(b'"')
+        commas += sum(map(bytes.count, pieces[inside::2], repeat(b",")))
+        if commas > max_items:
+            return True
+        inside ^= len(pieces) % 2 == 0  # an odd number of quotes in the chunk
+    return False
 
 
-def _unescaped(data: bytes) -> tuple[bytes, bytes, bytes] | None:
-    """A text whose quotes (the byte returned second) all open or close strings, with the
-    commas of ``data`` (the byte returned third) in the same places between them; ``None`` for
-    a text ending in a lone backslash."""
-    if b"\\" not in data:
-        return data, b'"', b","
+def _chunks(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces of about :data:`_CHUNK` bytes, none ending between a backslash and
+    the byte it escapes."""
+    start = 0
+    while start < len(data):
+        end = start + _CHUNK
+        chunk = data[start:end]
+        if chunk.endswith(b"\\") and (len(chunk) - len(chunk.rstrip(b"\\"))) % 2:
+            end += 1
+            chunk = data[start:end]
+        yield chunk
+        start = end
+
+
+def _structure(chunk: bytes) -> bytes | None:
+    """``chunk`` with every quote opening or closing a string, and its commas where they
+    were; ``None`` for a text ending in a lone backslash."""
+    if b"\\" not in chunk:
+        return chunk
     try:
-        unescaped, _ = codecs.escape_decode(data.translate(_ESCAPABLE))
+        unescaped, _ = codecs.escape_decode(chunk.translate(_ESCAPABLE))
     except ValueError:
         return None
-    return bytes(unescaped).translate(None, _NOT_STRUCTURE), _QUOTE, _COMMA
-
-
-def _commas_outside_strings(text: bytes, quote: bytes, comma: bytes, enough: int) -> int:
-    """The commas outside strings (in the pieces between quotes at even positions, whether a
-    string is open carried from one chunk to the next), or a number over ``enough`` as soon as
-    one is reached."""
-    count = 0
-    inside = False
-    for start in range(0, len(text), _CHUNK):
-        pieces = text[start : start + _CHUNK].split(quote)
-        count += sum(map(bytes.count, pieces[inside::2], repeat(comma)))
-        if count > enough:
-            break
-        inside ^= len(pieces) % 2 == 0  # an odd number of quotes in the chunk
-    return count
+    return bytes(unescaped).translate(_BACK, _NOT_STRUCTURE)
