@@ -15,8 +15,11 @@ import pytest
 from invokit import ToolCall, ToolContext
 from invokit._spec import OutputLimit
 from invokit.builtin.filesystem import filesystem
+from invokit.builtin.filesystem._jail import Jail
+from invokit.builtin.filesystem._roots import CLIENT_ROOTS, check_roots
 from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS
 from invokit.builtin.filesystem._writing import MAX_DIFF_CHARS, MAX_DIFF_LINES, MAX_EDIT_BYTES
+from invokit.exceptions import AccessDenied
 from invokit.execution import Completed, Executor, Failed, Limits
 from invokit.permissions import FileRead, FileWrite, Policy
 from invokit.permissions._glob import path_glob, text_glob
@@ -397,6 +400,22 @@ def test_preflight_of_a_deep_path_resolves_each_component_once(
     resolved = [target for calls in seen for _, target in calls]
     assert all("/" not in os.fsdecode(target) for target in resolved)
     assert depth <= len(resolved) <= 2 * depth
+
+
+def test_client_roots_check_a_deep_path_by_its_components(tmp_path: Path) -> None:
+    """A 2,000-level path is inside a client root when its first components are that root's
+    (not when they only share a prefix of a name), absolute or relative."""
+    for name in ("sub", "sub2", "other"):
+        (tmp_path / name).mkdir()
+    jail = Jail(tmp_path)
+    roots = [str(tmp_path / "sub"), str(tmp_path / "other")]
+    call = ToolCall(id="c", name="fs.write", arguments={}, metadata={CLIENT_ROOTS: roots})
+    deep = "/".join(["d"] * 2_000)
+    for inside in (f"sub/{deep}", "other", f"{tmp_path}/sub/{deep}"):
+        check_roots(jail, call, [FileWrite(path=inside)])
+    for outside in (f"sub2/{deep}", deep, ".", f"{tmp_path}/sub2/{deep}"):
+        with pytest.raises(AccessDenied):
+            check_roots(jail, call, [FileWrite(path=outside)])
 
 
 # -- fs.read --------------------------------------------------------------------------------
