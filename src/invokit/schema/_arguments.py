@@ -3,7 +3,8 @@
 Strict JSON first (no NaN/Infinity, no duplicate keys, no lone surrogates, an object at the top)
 within bounds checked before any work that grows with them: at most :data:`DEFAULT_MAX_BYTES`
 of JSON (checked before parsing), :data:`DEFAULT_MAX_DEPTH` levels of nesting and
-:data:`DEFAULT_MAX_ITEMS` values in all. Then JSON Schema through a validator compiled once per
+:data:`DEFAULT_MAX_ITEMS` values in all (counted before parsing too, when the text is long enough
+to hold that many: :mod:`._width`). Then JSON Schema through a validator compiled once per
 schema. Every problem comes back with its JSON pointer in one
 :class:`~invokit.exceptions.InvalidArguments`.
 """
@@ -23,6 +24,7 @@ from invokit.exceptions import (
     MalformedArguments,
 )
 from invokit.schema._issues import IssueFinder, short
+from invokit.schema._width import too_many_values
 
 DEFAULT_MAX_DEPTH = 64
 """The deepest nesting of arrays and objects accepted."""
@@ -271,6 +273,10 @@ def _not_an_object(value: Any) -> InvalidArguments:
 def _parse_bytes(data: bytes, bounds: Bounds) -> Any:
     if len(data) > bounds.size:
         raise _too_large(len(data), bounds.size)
+    # A value takes a byte and a comma: only a longer text can hold too many, and is counted
+    # before parsing (which holds the interpreter lock), at C speed.
+    if len(data) > 2 * bounds.items and too_many_values(data, bounds.items):
+        raise _too_wide(bounds.items)
     try:
         value = (_from_json or _json_parser())(
             data,

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 import pytest
 
-from invokit import ToolCall
+from invokit import ToolCall, ToolContext
 from invokit._spec import OutputLimit
 from invokit.builtin.filesystem import filesystem
+from invokit.builtin.filesystem._jail import Jail
+from invokit.builtin.filesystem._roots import CLIENT_ROOTS, check_roots
 from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS
 from invokit.builtin.filesystem._writing import MAX_DIFF_CHARS, MAX_DIFF_LINES, MAX_EDIT_BYTES
+from invokit.exceptions import AccessDenied
 from invokit.execution import Completed, Executor, Failed, Limits
-from invokit.permissions import Policy
+from invokit.permissions import FileRead, FileWrite, Policy
 from invokit.permissions._glob import path_glob, text_glob
 from invokit.registry import ToolRegistry
 from tests.builtin.filesystem._ticking import while_ticking
@@ -344,6 +348,74 @@ async def test_replace_all_past_the_edit_cap_is_refused_before_writing(tmp_path:
     assert str(MAX_EDIT_BYTES) in result.text
     assert (tmp_path / "f.txt").read_text() == before
     assert sorted(os.listdir(tmp_path)) == ["f.txt"]
+
+
+# -- fs.mkdir -------------------------------------------------------------------------------
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[int, Any]]:
+    """Each later call of ``os.<name>``: the calling thread and the path argument."""
+    real = getattr(os, name)
+    seen: list[tuple[int, Any]] = []
+
+    def recorded(path: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((threading.get_ident(), path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, name, recorded)
+    return seen
+
+
+async def test_mkdir_of_a_deep_path_makes_its_directories_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fs.mkdir`` of 160 levels makes every one of them in a worker thread: the event loop's
+    thread makes none."""
+    made = _recording(monkeypatch, "mkdir")
+    path = "/".join(["m"] * 160)
+    result = await execute(filesystem(tmp_path), "fs.mkdir", path=path)
+    assert result.structured == {"path": path, "created": True}
+    assert (tmp_path / path).is_dir()
+    assert len(made) == 160
+    assert threading.get_ident() not in {thread for thread, _ in made}
+
+
+@pytest.mark.parametrize("tool", ["fs.mkdir", "fs.stat", "fs.write"])
+def test_preflight_of_a_deep_path_resolves_each_component_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """The preflight (on the event loop) walks a 300-level path one component at a time, from
+    its parent's handle: no system call resolves a path of several components again from the
+    root, so its cost is linear in the depth."""
+    depth = 300
+    tmp_path.joinpath(*(["d"] * depth)).mkdir(parents=True)
+    fs = filesystem(tmp_path)
+    context = ToolContext(call_id="c", tool_name=tool)
+    fs[tool].permissions({"path": "x", "content": ""}, context)  # opens the root
+    seen = [_recording(monkeypatch, name) for name in ("open", "stat", "lstat")]
+    path = "/".join(["d"] * depth + ["x"])
+    requests = fs[tool].permissions({"path": path, "content": ""}, context)
+    assert len(requests) == 1
+    assert isinstance(requests[0], FileRead | FileWrite) and requests[0].path == path
+    resolved = [target for calls in seen for _, target in calls]
+    assert all("/" not in os.fsdecode(target) for target in resolved)
+    assert depth <= len(resolved) <= 2 * depth
+
+
+def test_client_roots_check_a_deep_path_by_its_components(tmp_path: Path) -> None:
+    """A 2,000-level path is inside a client root when its first components are that root's
+    (not when they only share a prefix of a name), absolute or relative."""
+    for name in ("sub", "sub2", "other"):
+        (tmp_path / name).mkdir()
+    jail = Jail(tmp_path)
+    roots = [str(tmp_path / "sub"), str(tmp_path / "other")]
+    call = ToolCall(id="c", name="fs.write", arguments={}, metadata={CLIENT_ROOTS: roots})
+    deep = "/".join(["d"] * 2_000)
+    for inside in (f"sub/{deep}", "other", f"{tmp_path}/sub/{deep}"):
+        check_roots(jail, call, [FileWrite(path=inside)])
+    for outside in (f"sub2/{deep}", deep, ".", f"{tmp_path}/sub2/{deep}"):
+        with pytest.raises(AccessDenied):
+            check_roots(jail, call, [FileWrite(path=outside)])
 
 
 # -- fs.read --------------------------------------------------------------------------------

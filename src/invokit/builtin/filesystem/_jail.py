@@ -18,7 +18,7 @@ import stat
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Literal
 
 from invokit.builtin.filesystem._paths import denied, display
@@ -142,8 +142,8 @@ class Jail:
         current = self.root_fd()
         owned = False
         try:
-            for index, name in enumerate(parts):
-                opened = self._open_child_dir(current, name, parts[: index + 1], create)
+            for index in range(len(parts)):
+                opened = self._open_child_dir(current, parts, index, create)
                 if owned:
                     os.close(current)
                 current, owned = opened, True
@@ -153,24 +153,16 @@ class Jail:
             raise
         return current if owned else os.dup(current)
 
-    def _open_child_dir(self, parent: int, name: str, shown: tuple[str, ...], create: bool) -> int:
+    def _open_child_dir(self, parent: int, parts: tuple[str, ...], index: int, create: bool) -> int:
+        # The path an error shows is joined only on failure: a slice per level would make a
+        # walk quadratic in the depth.
+        name = parts[index]
         try:
-            return os.open(name, DIR_FLAGS, dir_fd=parent)
+            return _open_or_make_dir(parent, name, create)
         except FileNotFoundError:
-            if not create:
-                raise not_found(display(shown)) from None
+            raise not_found(display(parts[: index + 1])) from None
         except OSError as error:
-            raise explain(parent, name, display(shown), error, want_dir=True) from None
-        try:
-            os.mkdir(name, 0o777, dir_fd=parent)
-        except FileExistsError:
-            pass  # made by someone else meanwhile; the open below checks what it is
-        except OSError as error:
-            raise explain(parent, name, display(shown), error, want_dir=True) from None
-        try:
-            return os.open(name, DIR_FLAGS, dir_fd=parent)
-        except OSError as error:
-            raise explain(parent, name, display(shown), error, want_dir=True) from None
+            raise explain(parent, name, display(parts[: index + 1]), error, want_dir=True) from None
 
     @contextmanager
     def directory(self, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
@@ -258,6 +250,18 @@ class Jail:
                 f"{shown!r} has {status.st_nlink} hard links and may be the same file as one "
                 "outside the root, so its content is not used",
             )
+
+
+def _open_or_make_dir(parent: int, name: str, create: bool) -> int:
+    """Open the directory ``name`` in ``parent``, first making it when missing and ``create``."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            raise
+    with suppress(FileExistsError):  # made by someone else meanwhile; the open checks what
+        os.mkdir(name, 0o777, dir_fd=parent)
+    return os.open(name, DIR_FLAGS, dir_fd=parent)
 
 
 def symlink_denied(shown: str) -> Exception:

@@ -120,30 +120,39 @@ class Preflight:
         self.protected.check_change(path, action)
 
     def _walk(self, parts: tuple[str, ...], final: Final, max_size: int | None) -> None:
-        current = self.jail.resolved_root
-        for index, name in enumerate(parts):
-            current = os.path.join(current, name)
-            try:
-                status = os.lstat(current)
-            except OSError:
-                return  # missing, or unreadable: the tool says which when it runs
-            mode = status.st_mode
-            if index < len(parts) - 1:
-                if stat.S_ISLNK(mode):
-                    raise symlink_denied(display(parts[: index + 1]))
-                if not stat.S_ISDIR(mode):
-                    return  # "not a directory" is the tool's own answer
-                continue
-            if final == "entry":
-                return
-            if stat.S_ISLNK(mode):
-                raise symlink_denied(display(parts))
-            if final == "content":
-                shown = display(parts)
-                self.jail.require_content_file(status, shown)
-                if max_size is not None and status.st_size > max_size:
-                    raise ToolFailed(
-                        f"{shown!r} is larger than {max_size} bytes; edit refuses it",
-                        kind="too_large",
-                        data={"path": shown},
-                    )
+        self.jail.root_fd()  # a root that cannot be opened is the answer now
+        if not parts:
+            return
+        status = self._final_status(parts)
+        if status is None or final == "entry":
+            return
+        mode = status.st_mode
+        if stat.S_ISLNK(mode):
+            raise symlink_denied(display(parts))
+        if final == "content":
+            shown = display(parts)
+            self.jail.require_content_file(status, shown)
+            if max_size is not None and status.st_size > max_size:
+                raise ToolFailed(
+                    f"{shown!r} is larger than {max_size} bytes; edit refuses it",
+                    kind="too_large",
+                    data={"path": shown},
+                )
+
+    def _final_status(self, parts: tuple[str, ...]) -> os.stat_result | None:
+        """The last component's ``lstat``, reached through the jail one component at a time
+        (linear in the depth; a path resolved from the root per level would be quadratic).
+
+        ``None`` when something on the way is missing, not a directory or unreadable: the tool
+        says which when it runs. A link on the way is refused (``AccessDenied``).
+        """
+        try:
+            parent = self.jail.open_dir(parts[:-1])
+        except ToolFailed:  # not AccessDenied, which a link on the way raises
+            return None
+        try:
+            return os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            return None
+        finally:
+            os.close(parent)

@@ -55,14 +55,17 @@ def check_roots(jail: Jail, call: ToolCall | None, requests: Sequence[Permission
     folders = allowed_folders(jail, [str(r) for r in roots])
     if folders is None:
         return
+    # Compared as component tuples: ``in target.parents`` builds every parent, quadratic in the
+    # depth of the path (on the event loop, in preflight).
+    inside = [PurePosixPath(folder).parts for folder in folders]
     for request in requests:
         path = getattr(request, "path", None)
         if not isinstance(path, str):
             continue
         # Requests name paths root-relative, or absolute under the jail's root (several roots).
         relative = os.path.relpath(path, jail.root) if path.startswith("/") else path
-        target = PurePosixPath(relative)
-        if any(target == PurePosixPath(f) or PurePosixPath(f) in target.parents for f in folders):
+        parts = PurePosixPath(relative).parts
+        if any(parts[: len(folder)] == folder for folder in inside):
             continue
         shown = ", ".join(folders)
         raise AccessDenied(
