@@ -47,4 +47,12 @@ async def sleep(seconds: float) -> str:
     return "slept"
 
 
-registry = ToolRegistry([count, stream, sleep])
+@tool(name="demo.heap", read_only=True)
+async def heap() -> dict[str, int]:
+    """How many objects the server took out of the garbage collector's reach at startup."""
+    import gc
+
+    return {"frozen": gc.get_freeze_count()}
+
+
+registry = ToolRegistry([count, stream, sleep, heap])

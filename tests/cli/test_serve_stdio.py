@@ -58,6 +58,15 @@ async def test_lists_the_builtin_and_imported_tools(session: ClientSession) -> N
     assert by_name["fs.read"].annotations.read_only_hint is True
 
 
+async def test_the_startup_heap_is_out_of_the_collectors_reach(session: ClientSession) -> None:
+    """What starting the server made is frozen once it serves: a full garbage collection,
+    which holds the event loop, walks only what came since (issue 12: execute_many's stalls
+    were full collections walking the whole startup heap)."""
+    result = await session.call_tool("demo.heap", {})
+    assert result.structured_content is not None
+    assert result.structured_content["frozen"] > 10_000
+
+
 async def test_read_returns_structured_content(session: ClientSession) -> None:
     """fs.read answers with the file in structuredContent."""
     result = await session.call_tool("fs.read", {"path": "README.md"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import json
 import logging
 import os
@@ -262,6 +263,16 @@ def _loop_options() -> dict[str, bool]:
     return {"use_uvloop": True}
 
 
+def _settle_heap() -> None:
+    """Take what starting the server made (modules, the catalog, the SDK's and uvicorn's
+    objects), which lives as long as the server, out of the garbage collector's reach. A full
+    collection comes every few thousand calls and walks every object it tracks, holding the
+    event loop all the while: 35-90 ms with the startup heap in it; afterwards it walks only
+    what came since. (No collection first: it would hold up the first call, for the little
+    startup garbage it could free.)"""
+    gc.freeze()
+
+
 def _in_use(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return exc.errno == errno.EADDRINUSE
@@ -449,6 +460,10 @@ class _Server:
                             )
                         )
 
+            def serving(url: str) -> None:
+                ready(url)
+                _settle_heap()
+
             await serve(
                 registry,
                 executor,
@@ -457,7 +472,7 @@ class _Server:
                 port=self.port,
                 name=self.setup.config.serve.name,
                 allowed_origins=self.setup.config.serve.allowed_origins,
-                ready=ready,
+                ready=serving,
                 token=self.token,
                 approval_wait=self.approval_wait,
             )
