@@ -233,7 +233,7 @@ def _validation(schema: dict[str, Any], text: str) -> Call:
 
 
 async def bench_arguments() -> list[Row]:
-    """Parsing, bounds and schema issues of arguments up to the caps (16 MiB, 50,000 values)."""
+    """Parsing, bounds and schema issues of arguments up to the caps (4 MiB, 50,000 values)."""
     rows: list[Row] = []
 
     def case(name: str, schema: dict[str, Any], unit: str, size: int, value: Any) -> None:
@@ -307,25 +307,25 @@ async def bench_arguments() -> list[Row]:
     case(
         "valid: one string of escapes",
         {"type": "object"},
-        "MiB",
-        1,
-        lambda n: json.dumps({"s": "\n" * ((n << 19) - 16)}),  # just under the cap at 16x
+        "KiB",
+        256,
+        lambda n: json.dumps({"s": "\n" * ((n << 9) - 16)}),  # just under the cap at 16x
     )
     case(
         # The worst the count before parsing meets: commas, escaped backslashes and escaped
         # quotes, all in one string, so every step of the count runs over all of it.
         "valid: one string of commas and escapes",
         {"type": "object"},
-        "MiB",
-        1,
-        lambda n: json.dumps({"s": ',\\"' * ((n << 20) // 5 - 4)}),
+        "KiB",
+        256,
+        lambda n: json.dumps({"s": ',\\"' * ((n << 10) // 5 - 4)}),
     )
     case(
         "refused: too many values (counted before parsing)",
         {"type": "object"},
-        "MiB",
-        1,
-        lambda n: '{"xs": [' + ",".join(["0"] * ((n << 19) - 16)) + "]}",
+        "KiB",
+        256,
+        lambda n: '{"xs": [' + ",".join(["0"] * ((n << 9) - 16)) + "]}",
     )
     for name, build, unit in cases:
         rows.append(await scaled(name, build, unit=unit, rounds=ROUNDS))
@@ -441,7 +441,7 @@ async def bench_builtins() -> list[Row]:
         return size, _tool_call(tools, READER_NAME, handle=handle, offset=len(text) - 30_000)
 
     async def one_call(scale: int) -> tuple[int, Call]:
-        size = 1_000_000 * scale
+        size = 250_000 * scale  # 4,000,000 at 16x: just under the arguments' byte bound
         executor = Executor([_echo])
         call = ToolCall(id="c", name="echo", arguments=json.dumps({"text": "x" * size}))
 

@@ -28,7 +28,7 @@ from invokit.schema._width import too_many_values
 
 DEFAULT_MAX_DEPTH = 64
 """The deepest nesting of arrays and objects accepted."""
-DEFAULT_MAX_BYTES = 16 << 20
+DEFAULT_MAX_BYTES = 4 << 20
 """The most bytes of JSON (UTF-8) accepted as one call's arguments, refused before parsing."""
 DEFAULT_MAX_ITEMS = 50_000
 """The most values (array items and object members, at every level) in one call's arguments."""
