@@ -7,6 +7,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from invokit._canonical import canonical_json
+from invokit._frozen import fill_class
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -248,23 +249,12 @@ class ToolResult:
 
 
 # -- hot-path constructors -----------------------------------------------------------------
-# A frozen dataclass sets each field through object.__setattr__, and a slot's descriptor set
-# from Python costs about as much (a method-wrapper call, an argument tuple): for the nine
-# fields of a result, a quarter of a whole guarded call. A result is therefore filled as an
-# instance of a plain class with the same slots, in the same order (plain attribute stores),
-# and then becomes a ToolResult by taking its class: CPython allows that between classes of
-# one layout. These build exactly what the public constructors build, with every field set.
+# These build exactly what the public constructors build, with every field set: a result is
+# filled as a plain twin of its slots and then takes its class (``invokit._frozen``); a part,
+# of one field, through its slot's descriptor.
 
 _new = object.__new__
-
-
-def _slots_twin(cls: type) -> type:
-    """A plain class with ``cls``'s slots, in the same order: an instance of it is filled
-    with attribute stores, then becomes a ``cls`` by assigning ``__class__``."""
-    return type(f"_{cls.__name__}Fill", (), {"__slots__": cls.__dict__["__slots__"]})
-
-
-_ResultFill: Any = _slots_twin(ToolResult)
+_ResultFill = fill_class(ToolResult)
 _set_text = TextPart.__dict__["text"].__set__
 _set_value = JsonPart.__dict__["value"].__set__
 
