@@ -39,6 +39,9 @@ class Terminal:
     def start(self, command: str, width: int = 200) -> Pane:
         line = f"cd {shlex.quote(str(self.root))} && env -u COLUMNS {self.exports} {command}"
         self.pane.tmux("new-session", "-d", "-s", "serve", "-x", str(width), "-y", "50", line)
+        # What the command printed last stays on screen after it exits: a quick exit must not
+        # take "Stopped." away before it is read.
+        self.pane.tmux("set-option", "-t", "serve", "remain-on-exit", "on")
         return self.pane
 
 

@@ -360,6 +360,7 @@ class _Server:
         from invokit.mcp import serve
 
         async with AsyncExitStack() as stack:
+            stack.callback(gc.unfreeze)  # last out: stopping collects as it always did
             registry = await connect_imports(self.setup, stack)
             # The live log and the approver share the bottom of the terminal: an open
             # question is pinned under the log lines.
