@@ -45,6 +45,9 @@ class AnthropicTools(Declarations):
 def tools(source: Source, *, cache: bool = False) -> AnthropicTools:
     """Declare the tools of ``source`` for Anthropic.
 
+    The schemas in the declarations are shared with the specs (and with later calls): copy
+    one before changing it.
+
     Args:
         source: a registry, or tools or specs.
         cache: mark the last declaration with ``cache_control`` so the whole (sorted, so

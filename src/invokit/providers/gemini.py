@@ -66,6 +66,9 @@ class GeminiTools(Declarations):
 def tools(source: Source, *, schema: SchemaMode = "openapi") -> GeminiTools:
     """Declare the tools of ``source`` for Gemini, as one ``Tool`` with every declaration.
 
+    The schemas in the declarations are shared with the specs (and with later calls): copy
+    one before changing it.
+
     Args:
         source: a registry, or tools or specs.
         schema: ``openapi`` lowers each input schema to Gemini's ``Schema`` subset and reports

@@ -58,6 +58,9 @@ class OpenAITools(Declarations):
 def tools(source: Source, *, api: Api = "chat", strict: Strict = False) -> OpenAITools:
     """Declare the tools of ``source`` for OpenAI.
 
+    The schemas in the declarations are shared with the specs (and with later calls): copy
+    one before changing it.
+
     Args:
         source: a registry, or tools or specs.
         api: ``chat`` (Chat Completions) or ``responses`` (the Responses API).
