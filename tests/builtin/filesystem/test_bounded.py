@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from invokit.builtin.filesystem import filesystem
 from invokit.builtin.filesystem._globbing import MAX_GLOB_REGEX, compile_component, compile_glob
 from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._roots import CLIENT_ROOTS, check_roots
-from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS
+from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS, SearchQuery
 from invokit.builtin.filesystem._writing import MAX_DIFF_CHARS, MAX_DIFF_LINES, MAX_EDIT_BYTES
 from invokit.exceptions import AccessDenied, RetryWithFeedback
 from invokit.execution import Completed, Executor, Failed, Limits
@@ -136,6 +137,52 @@ async def test_pattern_at_the_cap_is_searched(tmp_path: Path) -> None:
     for engine in ("ripgrep", "python"):
         found = await call(filesystem(tmp_path, search_engine=engine), "fs.search", pattern=pattern)
         assert [(m.path, m.line) for m in found.matches] == [("a.txt", 1)]
+
+
+# 819 classes spanning the BMP: compiling them case-insensitively takes Python's ``re`` 5-7 s of
+# CPU, which a compile in the server could not interrupt (the 1 s timeout overshot to 5.3 s).
+SLOW_TO_COMPILE = ("[\u0100-\uffff]" * 819)[:MAX_PATTERN_CHARS]
+
+
+def test_the_server_never_compiles_the_search_pattern() -> None:
+    """Checking a query does not compile its pattern: an invalid or costly one is cheap here."""
+    for pattern in ("(" * 900 + "a" + ")" * 900, "(", SLOW_TO_COMPILE):
+        started = time.perf_counter()
+        SearchQuery(pattern=pattern, ignore_case=True)
+        assert time.perf_counter() - started < BLOCKED
+
+
+async def test_a_pattern_slow_to_compile_ends_at_the_timeout(tmp_path: Path) -> None:
+    """The Python engine's process compiles the pattern, and is killed at the timeout: the
+    call ends on time, the loop keeps ticking, and no matching process is left."""
+    (tmp_path / "a.txt").write_text("a\n")
+    fs = filesystem(tmp_path, search_engine="python")
+    ticked = await while_ticking(
+        lambda: execute(fs, "fs.search", seconds=1.0, pattern=SLOW_TO_COMPILE, ignore_case=True)
+    )
+    result = ticked.value
+    assert result.is_error and result.error.kind == "timeout"
+    assert ticked.duration < 3.0  # was 5.3 s, the compile running on past the timeout
+    assert ticked.largest_gap < BLOCKED
+    assert _workers() == []
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize(
+    "pattern", ["(" * 900 + "a" + ")" * 900, "[z-a]", "a{4294967296}", "(?L)a", "("]
+)
+async def test_a_pattern_too_deep_large_or_invalid_to_compile_is_a_retry(
+    tmp_path: Path, engine: Any, pattern: str
+) -> None:
+    """Nesting too deep for ``re`` (RecursionError), a repeat count too large (OverflowError),
+    a flag ``re`` refuses on text (ValueError) and plain syntax errors are the model's mistake:
+    a retry, never ``execution_failed``."""
+    (tmp_path / "a.txt").write_text("a\n")
+    fs = filesystem(tmp_path, search_engine=engine)
+    result = await execute(fs, "fs.search", seconds=10, pattern=pattern)
+    assert result.is_error and result.error.kind == "retry", result.text
+    assert "Invalid regular expression" in result.text
+    assert _workers() == []
 
 
 def _write_big(path: Path, size: int, *, many_lines: bool) -> None:
