@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,12 @@ import pytest
 from invokit import ToolCall, ToolContext
 from invokit._spec import OutputLimit
 from invokit.builtin.filesystem import filesystem
+from invokit.builtin.filesystem._globbing import MAX_GLOB_REGEX, compile_component, compile_glob
 from invokit.builtin.filesystem._jail import Jail
 from invokit.builtin.filesystem._roots import CLIENT_ROOTS, check_roots
-from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS
+from invokit.builtin.filesystem._search import MAX_PATTERN_CHARS, SearchQuery
 from invokit.builtin.filesystem._writing import MAX_DIFF_CHARS, MAX_DIFF_LINES, MAX_EDIT_BYTES
-from invokit.exceptions import AccessDenied
+from invokit.exceptions import AccessDenied, RetryWithFeedback
 from invokit.execution import Completed, Executor, Failed, Limits
 from invokit.permissions import FileRead, FileWrite, Policy
 from invokit.permissions._glob import path_glob, text_glob
@@ -137,6 +139,52 @@ async def test_pattern_at_the_cap_is_searched(tmp_path: Path) -> None:
         assert [(m.path, m.line) for m in found.matches] == [("a.txt", 1)]
 
 
+# 819 classes spanning the BMP: compiling them case-insensitively takes Python's ``re`` 5-7 s of
+# CPU, which a compile in the server could not interrupt (the 1 s timeout overshot to 5.3 s).
+SLOW_TO_COMPILE = ("[\u0100-\uffff]" * 819)[:MAX_PATTERN_CHARS]
+
+
+def test_the_server_never_compiles_the_search_pattern() -> None:
+    """Checking a query does not compile its pattern: an invalid or costly one is cheap here."""
+    for pattern in ("(" * 900 + "a" + ")" * 900, "(", SLOW_TO_COMPILE):
+        started = time.perf_counter()
+        SearchQuery(pattern=pattern, ignore_case=True)
+        assert time.perf_counter() - started < BLOCKED
+
+
+async def test_a_pattern_slow_to_compile_ends_at_the_timeout(tmp_path: Path) -> None:
+    """The Python engine's process compiles the pattern, and is killed at the timeout: the
+    call ends on time, the loop keeps ticking, and no matching process is left."""
+    (tmp_path / "a.txt").write_text("a\n")
+    fs = filesystem(tmp_path, search_engine="python")
+    ticked = await while_ticking(
+        lambda: execute(fs, "fs.search", seconds=1.0, pattern=SLOW_TO_COMPILE, ignore_case=True)
+    )
+    result = ticked.value
+    assert result.is_error and result.error.kind == "timeout"
+    assert ticked.duration < 3.0  # was 5.3 s, the compile running on past the timeout
+    assert ticked.largest_gap < BLOCKED
+    assert _workers() == []
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize(
+    "pattern", ["(" * 900 + "a" + ")" * 900, "[z-a]", "a{4294967296}", "(?L)a", "("]
+)
+async def test_a_pattern_too_deep_large_or_invalid_to_compile_is_a_retry(
+    tmp_path: Path, engine: Any, pattern: str
+) -> None:
+    """Nesting too deep for ``re`` (RecursionError), a repeat count too large (OverflowError),
+    a flag ``re`` refuses on text (ValueError) and plain syntax errors are the model's mistake:
+    a retry, never ``execution_failed``."""
+    (tmp_path / "a.txt").write_text("a\n")
+    fs = filesystem(tmp_path, search_engine=engine)
+    result = await execute(fs, "fs.search", seconds=10, pattern=pattern)
+    assert result.is_error and result.error.kind == "retry", result.text
+    assert "Invalid regular expression" in result.text
+    assert _workers() == []
+
+
 def _write_big(path: Path, size: int, *, many_lines: bool) -> None:
     with path.open("wb") as handle:
         handle.write(b"needle here\n" if many_lines else b"needle ")
@@ -243,6 +291,65 @@ async def test_glob_over_the_cap_or_with_too_many_choices_is_a_retry(tmp_path: P
     choices = await execute(fs, "fs.glob", pattern="{a,b}" * 12)
     assert choices.is_error and choices.error.kind == "retry"
     assert "alternatives" in choices.text
+
+
+# The audit's 1 KB glob: 256 choices times a thousand wildcards compiled to a 1.4 MB expression
+# (seconds of CPU, the loop held for 150 ms and more); and a path of such components.
+MULTIPLIED = "{a,b}" * 8 + "*x" * ((1024 - 40) // 2)
+MULTIPLIED_PATH = "/".join(["{a,b}" * 4 + "*x" * 100] * 4)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("fs.glob", {"pattern": MULTIPLIED_PATH}),
+        ("fs.glob", {"pattern": "/".join(["{a,b}" * 8 + "*x" * 40] * 8)[:1024]}),
+        ("fs.search", {"pattern": "a", "include": MULTIPLIED}),
+        ("fs.search", {"pattern": "a", "include": MULTIPLIED_PATH}),
+    ],
+)
+async def test_glob_whose_choices_multiply_past_the_expression_cap_is_a_quick_retry(
+    tmp_path: Path, tool: str, args: dict[str, Any]
+) -> None:
+    """Choices multiply the pieces of their component: what a glob expands to is capped (see
+    ``MAX_GLOB_REGEX``) and refused before it is built, as a retry, without blocking."""
+    (tmp_path / "a.txt").write_text("a\n")
+    fs = filesystem(tmp_path)
+    ticked = await while_ticking(lambda: execute(fs, tool, **args))
+    result = ticked.value
+    assert result.is_error and result.error.kind == "retry"
+    assert str(MAX_GLOB_REGEX) in result.text
+    assert ticked.duration < 1.0
+    assert ticked.largest_gap < BLOCKED
+
+
+def test_globs_at_the_expression_cap_compile_quickly() -> None:
+    """The largest globs accepted compile to at most ``MAX_GLOB_REGEX`` characters, and their
+    choices still work."""
+    for pattern in ("*?" * 512, "{a,b}" * 8 + ".txt", "{a,b,c,d}{e,f,g,h}{i,j,k,l}{m,n,o,p}*.txt"):
+        assert len(compile_component(pattern).pattern) <= MAX_GLOB_REGEX
+    assert compile_glob("d/" + "{a,b}" * 8 + ".txt").matches("d/abbaabba.txt")
+    with pytest.raises(RetryWithFeedback):
+        compile_component("{a,b}" + "*x" * 500)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("fs.glob", {"pattern": "[z-a]"}),
+        ("fs.glob", {"pattern": "src/[z-a]/*.py"}),
+        ("fs.search", {"pattern": "a", "include": "[z-a]"}),
+        ("fs.search", {"pattern": "a", "include": "src/{[z-a],b}"}),
+    ],
+)
+async def test_glob_with_an_invalid_character_class_is_a_retry(
+    tmp_path: Path, tool: str, args: dict[str, Any]
+) -> None:
+    """``[z-a]`` is the model's mistake: a retry naming the glob, never ``execution_failed``."""
+    (tmp_path / "a.txt").write_text("a\n")
+    result = await execute(filesystem(tmp_path), tool, **args)
+    assert result.is_error and result.error.kind == "retry"
+    assert "Invalid glob pattern" in result.text
 
 
 async def test_policy_globs_match_a_hostile_path_without_blocking() -> None:

@@ -12,10 +12,13 @@ Both engines give the same results for the same tree:
 
 No pattern from the model ever runs on a backtracking engine inside the server process (one
 match of ``(a|a)*b`` holds the interpreter lock for minutes: no timeout fires, no other task
-runs). Patterns longer than :data:`MAX_PATTERN_CHARS` are refused before anything compiles them.
+runs), nor even compiles there (compiling a 4 KB pattern of case-insensitive Unicode classes
+takes seconds and cannot be interrupted either). Patterns longer than :data:`MAX_PATTERN_CHARS`
+are refused before anything compiles them.
 ripgrep runs in its own process, with its linear-time engine, or PCRE2 (``--engine auto``) for
 look-around and back-references; patterns neither can compile go to the Python engine, which
-also runs in its own process (:mod:`._search_worker`): the server walks the tree through the jail
+also runs in its own process (:mod:`._search_worker`) and compiles the pattern there: an invalid
+pattern is reported from it, as a retry. The server walks the tree through the jail
 and streams each file to it, a chunk at a time, so no file is ever held whole in memory. Both
 processes are killed when the call is cancelled or times out.
 
@@ -40,7 +43,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Literal
@@ -77,7 +79,10 @@ _FRAME = struct.Struct(">I")
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SearchQuery:
-    """What to search for, checked and compiled once."""
+    """What to search for, checked once (the pattern's length; the ``include`` glob compiled).
+
+    The pattern itself is never compiled in this process: ripgrep or the Python engine's
+    process compiles it, and reports it when it is invalid."""
 
     pattern: str
     base: tuple[str, ...] = ()
@@ -86,7 +91,6 @@ class SearchQuery:
     max_results: int = 100
     include_ignored: bool = False
     """Search what ignore files (``.gitignore``, ``.ignore``) leave out too."""
-    regex: re.Pattern[str] = field(init=False)
     include_regex: re.Pattern[str] | None = field(init=False)
     include_on_name: bool = field(init=False)
 
@@ -97,19 +101,6 @@ class SearchQuery:
                 f"{MAX_PATTERN_CHARS}. Search for a shorter, more specific pattern.",
                 data={"max_chars": MAX_PATTERN_CHARS},
             )
-        # Compiling only checks the syntax (and costs little at this size); matching never
-        # happens in this process.
-        flags = re.IGNORECASE if self.ignore_case else 0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "possible nested set" and friends
-            try:
-                regex = re.compile(self.pattern, flags)
-            except re.error as error:
-                raise RetryWithFeedback(
-                    f"Invalid regular expression {self.pattern!r}: {error}",
-                    data={"pattern": self.pattern},
-                ) from None
-        object.__setattr__(self, "regex", regex)
         include_regex = None
         on_name = True
         if self.include:

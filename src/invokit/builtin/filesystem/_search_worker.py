@@ -5,7 +5,9 @@ Python's ``re`` backtracks, and a match runs while holding the interpreter lock:
 timeout could fire. So the server never runs a model's pattern itself. It starts this script
 (``python -I -S``, standard library only) and streams it the files it opened through the jail;
 the script matches line by line and prints the best matches. The tool's timeout or cancellation
-kills it.
+kills it. This is also the only place the model's pattern is compiled with ``re``: compiling can
+cost seconds of CPU too (thousands of case-insensitive Unicode classes), and a compile in the
+server could not be interrupted.
 
 Protocol (stdin): one JSON line ``{"pattern", "ignore_case", "max_results"}``, then per file a
 frame ``<u32 length><path UTF-8>`` followed by content frames ``<u32 length><bytes>`` ending with a
@@ -42,8 +44,13 @@ def main(source: BinaryIO, sink: BinaryIO) -> int:
             warnings.simplefilter("ignore")
             flags = re.IGNORECASE if query["ignore_case"] else 0
             regex = re.compile(query["pattern"], flags)
-    except re.error as error:
+    except (re.error, ValueError) as error:  # ValueError: (?L) on text
         sink.write(json.dumps({"error": str(error)}).encode())
+        return 0
+    except (RecursionError, OverflowError, MemoryError) as error:
+        # Nested too deeply (hundreds of groups), or a repeat count or expression too large.
+        reason = "nested too deeply" if isinstance(error, RecursionError) else "too large"
+        sink.write(json.dumps({"error": f"the expression is {reason}"}).encode())
         return 0
     limit = int(query["max_results"])
     heap: list[tuple[tuple[str, int], tuple[str, int, str]]] = []

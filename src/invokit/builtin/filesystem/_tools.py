@@ -240,7 +240,8 @@ def filesystem(
             max_results: the most matching lines to return.
             include_ignored: also search what ignore files (.gitignore, .ignore) leave out.
         """
-        # The query is checked and compiled in the worker thread too, never on the event loop.
+        # The query is checked (its include glob compiled) in the worker thread, never on the
+        # event loop; the pattern is compiled only in ripgrep's or the Python engine's process.
         query = functools.partial(
             SearchQuery,
             pattern=pattern,
