@@ -2,7 +2,7 @@
 
 ``TOOLS`` (default 3) tools named ``t0``…; ``REMOTE_REF=1`` adds ``remote`` whose schema points
 to a remote ``$ref``; calling ``flood`` answers with one line that never ends. Any other call
-answers ``ok``. ``PID_DIR`` (optional) receives an empty file named after the process id.
+answers ``ok``. ``BAD_TOOL_AT=n`` lists tool ``n`` without its input schema. ``PID_DIR`` (optional) receives an empty file named after the process id.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ def tools() -> list[dict[str, object]]:
         for i in range(int(os.environ.get("TOOLS", "3")))
     ]
     listed.append({"name": "flood", "inputSchema": {"type": "object"}})
+    bad = os.environ.get("BAD_TOOL_AT")
+    if bad is not None:
+        del listed[int(bad)]["inputSchema"]  # a tool the protocol does not allow
     if os.environ.get("REMOTE_REF") == "1":
         listed.append(
             {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -10,10 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
 from invokit import Completed, Executor, Failed, Policy, ToolCall
 from invokit.mcp import MCPToolset, PinStore
 from invokit.mcp._pins import PinStore as Pins
+from invokit.mcp._stdio_client import _parse, _parse_in_pieces
 
 pytestmark = pytest.mark.anyio
 
@@ -71,6 +74,89 @@ async def test_a_large_listing_pins_every_tool_in_one_write(tmp_path: Path) -> N
     saved = json.loads((tmp_path / "pins.json").read_text())
     assert len(saved["raw"]) == 1501
     assert len(ticks) > 10  # the loop was served throughout
+
+
+async def test_a_large_listing_never_holds_the_loop_long(tmp_path: Path) -> None:
+    """Connecting to a server of 6,000 tools does its per-tool work (parsing the 800 KB answer,
+    the SDK's checks of every tool, converting and pinning) off the event loop or in short
+    steps: no step of the loop uses more than 40 ms of its thread's CPU time (about 100 ms before).
+
+    CPU time of the loop's thread, not wall time, so a loaded machine does not fail the test;
+    the collector is paused so its full collections, whose cost is that of the whole heap and
+    not of the listing's work, are not counted."""
+    toolset = MCPToolset.stdio(
+        sys.executable,
+        [str(SERVER)],
+        prefix="raw",
+        env={**os.environ, "TOOLS": "6000"},
+        pins=PinStore(tmp_path / "pins.json"),
+        connect_timeout=60,
+    )
+    steps: list[float] = []
+
+    async def tick() -> None:
+        last = time.thread_time()
+        while True:
+            await anyio.sleep(0.002)
+            now = time.thread_time()
+            steps.append(now - last)
+            last = now
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(tick)
+            async with toolset:
+                assert len(toolset.names()) == 6001
+            group.cancel_scope.cancel()
+    finally:
+        if collecting:
+            gc.enable()
+    assert len(steps) > 10
+    assert max(steps) < 0.040, f"the loop was held for {max(steps) * 1000:.0f} ms of CPU time"
+
+
+async def test_a_bad_tool_late_in_a_large_listing_is_refused_as_before(tmp_path: Path) -> None:
+    """The listing is checked a batch at a time, every batch: a tool without an input schema
+    at position 850 of 1,000 fails the listing as the SDK's check of the whole page does."""
+    with pytest.raises(ValidationError, match="inputSchema") as caught:
+        async with raw(tmp_path, TOOLS="1000", BAD_TOOL_AT="850"):
+            pass
+    assert "t850" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a", "inputSchema": '
+        b'{"type": "object", "properties": {"x": {"enum": [1, "\\u00e9", null, true]}}}}]}}',
+        b' {"jsonrpc":"2.0","id":"r","result":{"tools":[],"nextCursor":"c"}} ',
+        b'{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}',
+        b'{"jsonrpc": "2.0", "id": 2, "result": {"deep": [[[[[1]]]]], "empty": {}, "e": []}}',
+    ],
+)
+def test_a_message_parsed_in_pieces_is_the_message_parsed_at_once(line: bytes) -> None:
+    """A long line is parsed a value at a time in a thread; what it becomes is the same."""
+    assert _parse_in_pieces(line) == _parse(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"tools": [1, 2,]}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {}} {}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {1: 2}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"a" 2}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"a": "\xff"}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": [',
+        b'{"jsonrpc": "1.0", "id": 1, "result": {}}',
+    ],
+)
+def test_a_broken_message_parsed_in_pieces_is_refused(line: bytes) -> None:
+    """What is not a JSON-RPC message is an error value (logged), as when parsed at once."""
+    assert isinstance(_parse_in_pieces(line), ValueError)
+    assert isinstance(_parse(line), ValueError)
 
 
 async def test_a_remote_ref_leaves_the_tool_out_instead_of_failing_calls(tmp_path: Path) -> None:

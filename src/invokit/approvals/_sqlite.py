@@ -59,6 +59,11 @@ CREATE TABLE IF NOT EXISTS approvals (
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
 CREATE INDEX IF NOT EXISTS approvals_call
     ON approvals (json_extract(request, '$.call.id'), session_id, created_at);
+-- find_approved seeks the arguments hash: an asking call reads the rows of its own call, not
+-- every approved-but-unused row of the tool. An expression index needs no new column, so a
+-- file written before it just gets the index when opened, and older invokit still reads it.
+CREATE INDEX IF NOT EXISTS approvals_bound
+    ON approvals (json_extract(request, '$.arguments_hash'), tool, session_id, status);
 """
 
 _GRANTS = """
@@ -455,9 +460,13 @@ class SqliteApprovalStore:
     ) -> ApprovalRequest | None:
         def select(conn: sqlite3.Connection) -> ApprovalRequest | None:
             # Only rows bound to this very call are read back: an asking call never parses
-            # every approved-but-unused request of the store in Python.
+            # every approved-but-unused request of the store in Python. The expression and
+            # the equalities are the index's (approvals_bound): one index seek per lookup. It is
+            # named because the planner, guessing without statistics, prefers walking every
+            # approved row along approvals_status to sorting the few rows of this call.
             rows = conn.execute(
-                "SELECT request FROM approvals WHERE status = 'approved' AND tool = ? "
+                "SELECT request FROM approvals INDEXED BY approvals_bound "
+                "WHERE status = 'approved' AND tool = ? "
                 "AND session_id IS ? AND expires_at > ? "
                 "AND json_extract(request, '$.arguments_hash') = ? "
                 "AND json_extract(request, '$.spec_fingerprint') = ? ORDER BY created_at, id",

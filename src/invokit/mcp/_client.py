@@ -30,6 +30,7 @@ from invokit.exceptions import InvalidToolDefinition, ToolFailed
 from invokit.execution._otel import current_span_of, outgoing_meta
 from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
+from invokit.mcp._listing import list_tools_page
 from invokit.mcp._pins import PinStorage, PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
 from invokit.mcp._stdio_client import MAX_MESSAGE_BYTES, bounded_stdio_client
@@ -380,7 +381,7 @@ class MCPToolset(Registry):
         cursor: str | None = None
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.list_tools(params=params)
+            page = await list_tools_page(session, params)
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
