@@ -6,6 +6,7 @@ Blocking functions over a :class:`~._jail.Jail`; the tools run them in worker th
 from __future__ import annotations
 
 import base64
+import codecs
 import io
 import json
 import os
@@ -29,6 +30,9 @@ from invokit.exceptions import RetryWithFeedback, ToolFailed
 __all__ = ["RESULT_OVERHEAD_CHARS", "glob_paths", "list_directory", "read_file", "stat_entry"]
 
 _SKIP_CHUNK = 1 << 20
+_CHAR_BYTES = 4
+"""The most bytes one UTF-8 character takes: read past a page's byte cap so a character that
+straddles it can be kept whole."""
 RESULT_OVERHEAD_CHARS = 300
 """Room kept for the result's other fields (numbers, flags, keys) beside the path and content."""
 
@@ -56,21 +60,26 @@ def read_file(
     path: str,
     *,
     offset: int = 1,
+    column: int = 1,
     limit: int | None = None,
     max_bytes: int,
     max_chars: int | None = None,
     binary: bool = False,
 ) -> FileContent:
-    """Read lines ``offset`` … ``offset + limit - 1`` of a text file, at most ``max_bytes`` of them.
+    """Read lines ``offset`` … ``offset + limit - 1`` of a text file, at most ``max_bytes`` of them,
+    the first from character ``column`` (1-based) on.
 
     With ``max_chars``, the result as JSON (what the executor's output limit measures: quotes,
     backslashes and line breaks escaped) fits in that many characters: fewer whole lines are
     returned, with ``truncated`` and ``next_offset`` saying where to continue, so the output
-    limit never cuts a page the result calls complete.
+    limit never cuts a page the result calls complete. A line longer than a page is cut inside
+    (never inside a UTF-8 character); ``next_offset`` then names that line and ``next_column``
+    the character to go on from, so following them yields every character exactly once.
+    Columns count characters as the page shows them (an invalid UTF-8 sequence is one U+FFFD).
 
     Raises:
         RetryWithFeedback: the file holds NUL bytes and ``binary`` was not asked for, or the
-            offset is past the end.
+            offset or column is past the end.
     """
     parts = split_relative(path)
     shown = display(parts)
@@ -82,8 +91,10 @@ def read_file(
     fd, status = jail.open_file(parts)
     with os_errors(shown), open(fd, "rb") as handle:
         if binary:
-            if offset != 1 or limit is not None:
-                raise RetryWithFeedback("offset and limit count lines; leave them out with binary")
+            if offset != 1 or column != 1 or limit is not None:
+                raise RetryWithFeedback(
+                    "offset, column and limit count text; leave them out with binary"
+                )
             data = handle.read(max_bytes)
             return FileContent(
                 path=shown,
@@ -96,14 +107,23 @@ def read_file(
                 next_offset=None,
                 size=status.st_size,
             )
-        head, skipped = _skip_lines(handle, offset - 1)
+        head, skipped, partial = _skip_lines(handle, offset - 1)
         if skipped < offset - 1 or (offset > 1 and not head and not handle.peek(1)):
+            lines = skipped + partial
             raise RetryWithFeedback(
-                f"offset {offset} is past the end of {shown!r}, which has {skipped} lines",
-                data={"path": shown, "lines": skipped},
+                f"offset {offset} is past the end of {shown!r}, which has {_lines(lines)}",
+                data={"path": shown, "lines": lines},
             )
-        want = max(min(status.st_size, max_bytes) + 1 - len(head), 0)
-        data = head[: max_bytes + 1] + handle.read(want)
+        if column > 1:
+            head, length = _skip_chars(handle, head, column - 1)
+            if length < column - 1:
+                raise RetryWithFeedback(
+                    f"column {column} is past the end of line {offset} of {shown!r}, which has "
+                    f"{length} characters",
+                    data={"path": shown, "line": offset, "characters": length},
+                )
+        want = max(min(status.st_size, max_bytes) + _CHAR_BYTES - len(head), 0)
+        data = head[: max_bytes + _CHAR_BYTES] + handle.read(want)
         at_end = not handle.peek(1) if len(data) <= max_bytes else False
     if b"\x00" in data:
         raise RetryWithFeedback(
@@ -112,10 +132,9 @@ def read_file(
         )
     truncated = len(data) > max_bytes
     if truncated:
-        data = data[:max_bytes]
-        cut = data.rfind(b"\n")
-        if cut >= 0:
-            data = data[: cut + 1]  # whole lines only, unless one line is longer than the cap
+        cut = data.rfind(b"\n", 0, max_bytes)
+        # Whole lines only, unless one line is longer than the cap: then whole characters.
+        data = data[: cut + 1] if cut >= 0 else data[: _char_boundary(data, max_bytes)]
     if limit is not None:
         data, more_in_data = _first_lines(data, limit)
         if more_in_data:
@@ -123,11 +142,19 @@ def read_file(
     text = data.decode("utf-8", "replace")
     if budget is not None and len(text) + 2 > budget // 6 and _json_size(text) > budget:
         text = _fit(text, budget)
-        data = text.encode("utf-8")  # only its line count is used below
         truncated, at_end = True, False
-    count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    breaks = text.count("\n")
+    last = text[text.rfind("\n") + 1 :]  # what follows the last line end: part of a line
+    count = breaks + (1 if last or (column > 1 and not breaks) else 0)
     end_line = offset + count - 1
     finished = at_end and not truncated
+    next_offset = next_column = None
+    if not finished:
+        if last:  # the page stopped inside line end_line, which goes on
+            next_offset = end_line
+            next_column = (column if not breaks else 1) + len(last)
+        else:
+            next_offset = end_line + 1
     return FileContent(
         path=shown,
         content=text,
@@ -135,9 +162,28 @@ def read_file(
         end_line=end_line,
         total_lines=end_line if finished else None,
         truncated=truncated,
-        next_offset=None if finished else end_line + 1,
+        next_offset=next_offset,
+        next_column=next_column,
         size=status.st_size,
     )
+
+
+def _lines(count: int) -> str:
+    return "1 line" if count == 1 else f"{count} lines"
+
+
+def _char_boundary(data: bytes, limit: int) -> int:
+    """The longest prefix of ``data[:limit]`` that ends between UTF-8 characters (at least one
+    character, so a page always moves on, even when ``limit`` is less than a character)."""
+    ends: list[int] = [limit, *range(1, min(len(data), _CHAR_BYTES) + 1)]
+    for end in ends:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoder.decode(data[:end])
+        pending: bytes = decoder.getstate()[0]  # the start of a character cut at ``end``
+        cut = min(end, len(data)) - len(pending)
+        if cut > 0:
+            return cut
+    return len(data)
 
 
 def _json_size(text: str) -> int:
@@ -168,16 +214,19 @@ def _fit(text: str, budget: int) -> str:
             low = middle
         else:
             high = middle - 1
-    return line[: max(low, 1)].removesuffix("\n")
+    return line[: max(low, 1)]  # at least one character, so a page always moves on
 
 
-def _skip_lines(handle: io.BufferedReader, count: int) -> tuple[bytes, int]:
-    """Consume ``count`` lines; return the bytes read past them and how many were skipped."""
+def _skip_lines(handle: io.BufferedReader, count: int) -> tuple[bytes, int, bool]:
+    """Consume ``count`` lines; return the bytes read past them, how many were skipped and,
+    when the file ended first, whether it ended inside a line (one more, with no line end)."""
     skipped = 0
+    last = b""
     while skipped < count:
         chunk = handle.read(_SKIP_CHUNK)
         if not chunk:
-            return b"", skipped
+            return b"", skipped, last[-1:] not in (b"", b"\n")
+        last = chunk
         found = chunk.count(b"\n")
         if skipped + found < count:
             skipped += found
@@ -185,8 +234,34 @@ def _skip_lines(handle: io.BufferedReader, count: int) -> tuple[bytes, int]:
         position = -1
         for _ in range(count - skipped):
             position = chunk.index(b"\n", position + 1)
-        return chunk[position + 1 :], count
-    return b"", skipped
+        return chunk[position + 1 :], count, False
+    return b"", skipped, False
+
+
+def _skip_chars(handle: io.BufferedReader, head: bytes, count: int) -> tuple[bytes, int]:
+    """Consume ``count`` characters of the current line, ``head`` being its first bytes; return
+    what follows them and how many were skipped (fewer when the line ends first).
+
+    Characters are counted as a page shows them: an invalid UTF-8 sequence is one U+FFFD, and
+    the rest of the chunk it was decoded with comes back re-encoded, so it reads the same."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    skipped = 0
+    chunk = head
+    while True:
+        if not chunk:
+            chunk = handle.read(_SKIP_CHUNK)
+        newline = chunk.find(b"\n")
+        piece = chunk if newline < 0 else chunk[:newline]
+        line_ends = not chunk or newline >= 0
+        text = decoder.decode(piece, final=line_ends)
+        if skipped + len(text) >= count:
+            pending: bytes = decoder.getstate()[0]
+            rest = text[count - skipped :].encode("utf-8")
+            return rest + pending + chunk[len(piece) :], count
+        skipped += len(text)
+        if line_ends:
+            return b"", skipped
+        chunk = b""
 
 
 def _first_lines(data: bytes, limit: int) -> tuple[bytes, bool]:

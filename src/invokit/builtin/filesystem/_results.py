@@ -43,7 +43,10 @@ class FileContent:
     truncated: bool
     """True when the size cap cut the content short of what was asked."""
     next_offset: int | None
-    """The ``offset`` that continues where this stopped, when more lines follow."""
+    """The ``offset`` that continues where this stopped, when more follows."""
+    next_column: int | None = None
+    """Set when the page stopped inside line ``next_offset`` (a line longer than a page): the
+    ``column`` to pass with ``offset=next_offset`` for the rest of that line."""
     size: int
     """Size of the file in bytes."""
 

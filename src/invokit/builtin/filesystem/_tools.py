@@ -137,11 +137,14 @@ def filesystem(
         offset: Offset = 1,
         limit: Count | None = None,
         binary: bool = False,
+        column: Offset = 1,
     ) -> FileContent:
         """Read a text file, or a range of its lines.
 
         Returns at most a fixed number of bytes, cut at a line end; when the file goes on,
-        ``next_offset`` is where to continue. Files with NUL bytes are refused unless
+        ``next_offset`` is where to continue. A line longer than that is cut inside it: then
+        ``next_column`` is set too, and the rest of the line comes with
+        ``offset=next_offset, column=next_column``. Files with NUL bytes are refused unless
         ``binary`` is set.
 
         Args:
@@ -149,12 +152,15 @@ def filesystem(
             offset: the first line to return (1-based).
             limit: how many lines to return (default: as many as fit).
             binary: return the file's first bytes base64-encoded, even if it is not text.
+            column: the character of line ``offset`` to start from (1-based): a result's
+                ``next_column``.
         """
         call = functools.partial(
             read_file,
             jail,
             path,
             offset=offset,
+            column=column,
             limit=limit,
             max_bytes=max_read_bytes,
             max_chars=ctx.output_limit.max_chars if ctx.output_limit else default_chars,
