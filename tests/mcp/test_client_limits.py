@@ -151,6 +151,10 @@ def test_a_message_parsed_in_pieces_is_the_message_parsed_at_once(line: bytes) -
         b'{"jsonrpc": "2.0", "id": 1, "result": {"a": "\xff"}}',
         b'{"jsonrpc": "2.0", "id": 1, "result": [',
         b'{"jsonrpc": "1.0", "id": 1, "result": {}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"tools": ['
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"]}}",
     ],
 )
 def test_a_broken_message_parsed_in_pieces_is_refused(line: bytes) -> None:

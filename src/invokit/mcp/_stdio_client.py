@@ -59,8 +59,7 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     try:
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError as exc:
-        logger.warning("an MCP server sent a line that is not a JSON-RPC message: %s", exc)
-        return exc
+        return _not_a_message(exc)
     return SessionMessage(message)
 
 
@@ -78,10 +77,17 @@ def _parse_in_pieces(line: bytes) -> SessionMessage | Exception:
         if _SPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
             raise ValueError(f"extra data at character {end}")
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except RecursionError:  # the standard library's parser, on nesting a server chose
+        return _not_a_message(ValueError("nesting is deeper than the JSON parser allows"))
     except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError, ValidationError
-        logger.warning("an MCP server sent a line that is not a JSON-RPC message: %s", exc)
-        return exc
+        return _not_a_message(exc)
     return SessionMessage(message)
+
+
+def _not_a_message(exc: ValueError) -> ValueError:
+    """``exc``, logged as the reason a server's line is not a JSON-RPC message."""
+    logger.warning("an MCP server sent a line that is not a JSON-RPC message: %s", exc)
+    return exc
 
 
 def _piece(text: str, pos: int, depth: int) -> tuple[Any, int]:
