@@ -13,7 +13,7 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
-from invokit.cli._livelog import printable
+from invokit._inert import printable
 from invokit.cli._runtime import Setup
 from invokit.cli._tools import tools_table
 from invokit.registry import Registry

@@ -15,8 +15,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from invokit._calls import ImagePart, ResourceLink, ToolCall, ToolResult
+from invokit._inert import printable
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
-from invokit.cli._livelog import printable
 from invokit.cli._options import (
     AllowShellOption,
     ArgsJsonOption,
@@ -47,7 +47,7 @@ from invokit.tools import Progress as ToolProgress
 
 def _inert(console: Console, text: str) -> str:
     """Text a tool wrote, for a person: escapes made visible on a terminal, verbatim in a pipe."""
-    return printable(text) if console.is_terminal else text
+    return printable(text, keep_newlines=True) if console.is_terminal else text
 
 
 def render_result(console: Console, result: ToolResult) -> None:

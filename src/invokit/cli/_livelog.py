@@ -9,13 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import time
-import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit.execution import Event
 
 if TYPE_CHECKING:
@@ -40,31 +40,11 @@ _VERDICT_STYLE = {
 }
 
 
-def printable(text: str) -> str:
-    """``text`` with control, format and unassigned characters escaped (``\\x1b``).
-
-    Arguments and reasons come from a model: they must not move the cursor, recolour or
-    rewrite the terminal (escape sequences), or reorder what a person reads (bidi controls).
-    """
-    if text.isprintable():  # the usual case, checked in C: nothing of those categories
-        return text
-    out: list[str] = []
-    for char in text:
-        if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:
-            out.append(char)
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-    return "".join(out)
-
-
-_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def inert(text: object, style: str = "") -> Text:
+def inert(text: object, style: str = "", *, keep_newlines: bool = False) -> Text:
     """``text`` as rich ``Text``: console markup (``[conceal]``) is not interpreted and control
-    characters are shown escaped. For anything a model, a tool or a server wrote."""
-    return Text(printable(str(text)), style=style)
+    characters and newlines are shown escaped (:func:`invokit._inert.printable`). For anything
+    a model, a tool or a server wrote."""
+    return Text(printable(str(text), keep_newlines=keep_newlines), style=style)
 
 
 def compact(value: Any, limit: int = 160) -> str:
@@ -98,7 +78,7 @@ def touches(permission: Any) -> str:
         verb, target = permission.method, permission.url
     else:
         verb, target = _VERBS.get(permission.kind, permission.kind), permission.target()
-    return printable(f"{verb} {target}").replace("\n", "\\n").replace("\t", "\\t")
+    return printable(f"{verb} {target}")
 
 
 def _stamp(when: float) -> Text:

@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit.cli._config import (
     CONFIG_NAME,
     ConfigError,
@@ -102,14 +103,8 @@ def _terminal() -> bool:
 
 
 def visible(text: str) -> str:
-    """``text`` with every control and format character (escapes, bidi overrides, zero-width
-    marks) shown as a ``\\x..``/``\\u....`` escape; newlines and tabs kept."""
-    return "".join(
-        char
-        if char in "\n\t" or char.isprintable()
-        else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    """``text`` inert (:func:`invokit._inert.printable`), its newlines and tabs kept."""
+    return printable(text, keep_newlines=True)
 
 
 def show(

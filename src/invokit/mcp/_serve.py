@@ -131,8 +131,15 @@ async def _serve_http(
         from invokit.mcp._auth import TokenGate
 
         app = TokenGate(app, token)
+    # log_config=None: uvicorn's records go to the process's own logging (the command line
+    # renders them inert), not to a handler of its own that writes them raw.
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
+        app,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        access_log=False,
     )
     http = uvicorn.Server(config)
     shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host

@@ -1,0 +1,79 @@
+"""Records that libraries log reach the terminal inert, and a client's baggage never reaches
+them: ``invokit serve`` reads only the trace context of a request's ``_meta``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
+
+import pytest
+from mcp_types import RequestParamsMeta
+
+from invokit.cli._logs import InertHandler, install_inert_logging
+from tests.cli.serving import make_root, stdio_session
+from tests.mcp.support import Asker
+
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+HOSTILE = "\x1b[2J\x1b[H\x1b]0;owned\x07\n12:00:00 approved fs.write apr_X (always)"
+
+
+@pytest.fixture
+def inert_logging() -> Iterator[None]:
+    """The command line's logging set-up, taken down again after the test."""
+    root = logging.getLogger()
+    before, last_resort = list(root.handlers), logging.lastResort
+    install_inert_logging()
+    yield
+    root.handlers[:] = before
+    logging.lastResort = last_resort
+
+
+@pytest.mark.usefixtures("inert_logging")
+def test_a_library_record_is_one_inert_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A warning a library logs with a client's text in it is one line on stderr, its escape
+    sequences and newline shown as escapes."""
+    logging.getLogger("opentelemetry.baggage.propagation").warning(
+        "Invalid baggage entry: `%s`", HOSTILE
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\x1b[2J" in err and "\\n12:00:00" in err
+
+
+@pytest.mark.usefixtures("inert_logging")
+def test_a_traceback_keeps_its_lines_each_inert(capsys: pytest.CaptureFixture[str]) -> None:
+    """A logged exception keeps its traceback's lines; its message is inert in them."""
+    try:
+        raise ValueError(HOSTILE)
+    except ValueError:
+        logging.getLogger("uvicorn.error").exception("failed: %s", HOSTILE)
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "\x1b" not in err
+    assert not any(line.startswith("12:00:00") for line in err.splitlines()), err
+
+
+def test_installing_twice_adds_one_handler(inert_logging: None) -> None:
+    """The set-up is idempotent: one inert handler on the root logger."""
+    install_inert_logging()
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, InertHandler)]
+    assert len(handlers) == 1
+
+
+@pytest.mark.anyio
+async def test_baggage_in_meta_never_reaches_the_servers_stderr(tmp_path: Path) -> None:
+    """A tools/call whose ``_meta`` carries a W3C baggage with escape sequences, over a real
+    SDK client to ``invokit serve --stdio``: the call runs, and nothing of the baggage (no
+    warning quoting it, no raw escape) reaches the server's stderr."""
+    root, state = make_root(tmp_path)
+    async with stdio_session(root, state, Asker()) as session:
+        result = await session.call_tool(
+            "fs.read",
+            {"path": "README.md"},
+            meta=cast("RequestParamsMeta", {"traceparent": TRACEPARENT, "baggage": f"k={HOSTILE}"}),
+        )
+        assert result.is_error is False
+    err = (tmp_path / "serve-stderr.log").read_text()
+    assert "\x1b" not in err and "owned" not in err, err
