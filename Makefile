@@ -15,8 +15,11 @@ SERVE_DEBIAN_PACKAGES := bubblewrap
 
 test: install lint typecheck pytest
 
+# make serve PORT=N serves on port N (empty: invokit.toml's [serve] port, else 8765).
+PORT ?=
+
 serve: install-serve
-	$(BIN)/invokit serve --http --root .
+	$(BIN)/invokit serve --http --root . $(if $(PORT),--port $(PORT))
 
 install: system-deps $(STAMP)
 
