@@ -45,7 +45,8 @@ class TokenGate:
         for name, value in scope.get("headers", ()):
             if name == b"authorization" and value[:7].lower() == b"bearer ":
                 return bytes(value[7:].strip())
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        raw: bytes = scope.get("query_string", b"")
+        query = parse_qs(raw.decode("latin-1"))
         if "token" in query:
             return query["token"][-1].encode()
         return None
