@@ -148,7 +148,7 @@ def connect_commands(url: str, setup: Setup, *, name: str, allow_shell: Sequence
         (
             "or install it",
             f"invokit install claude-code --root {shlex.quote(str(setup.config.root))}"
-            "  (or claude-desktop, cursor; --print only shows it)",
+            "  (or claude-desktop, cursor, vscode, codex, gemini; --print only shows it)",
         ),
     ):
         connect.append(f"  {label:<16}", style="dim")
