@@ -81,13 +81,69 @@ def touches(permission: Any) -> str:
     return printable(f"{verb} {target}")
 
 
-def _stamp(when: float) -> Text:
-    return Text(time.strftime("%H:%M:%S", time.localtime(when)) + " ", style="dim")
+class Line:
+    """One line of the live log: pieces of inert text, each with a rich style.
+
+    Printed through rich (``console.print(line)``, via :meth:`__rich__`) or written straight
+    as ANSI (:meth:`ansi`): the live log runs on the event loop for every call, and building
+    a rich ``Text`` and laying it out costs more than the rest of the line.
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, text: str = "", style: str = "") -> None:
+        self._parts: list[tuple[str, str]] = [(text, style)] if text else []
+
+    def append(self, text: str, style: str = "") -> Line:
+        """Add ``text`` (already inert) in ``style``."""
+        if text:
+            self._parts.append((text, style))
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self._parts)
+
+    def text(self) -> Text:
+        """The line as rich ``Text``."""
+        line = Text()
+        for text, style in self._parts:
+            line.append(text, style=style or None)
+        return line
+
+    def __rich__(self) -> Text:
+        return self.text()
+
+    def ansi(self, color_system: str | None) -> str:
+        """The line with its styles as ANSI codes (none without a ``color_system``), as
+        ``Console.print`` writes a line that fits."""
+        if color_system is None:
+            return self.plain
+        out: list[str] = []
+        for text, style in self._parts:
+            if style:
+                before, after = _codes(style, color_system)
+                out.append(before + text + after)
+            else:
+                out.append(text)
+        return "".join(out)
+
+
+_stamps: dict[int, str] = {}
+
+
+def _stamp(when: float) -> Line:
+    second = int(when)
+    shown = _stamps.get(second)
+    if shown is None:
+        _stamps.clear()  # one second at a time: the cache never grows
+        shown = _stamps[second] = time.strftime("%H:%M:%S", time.localtime(second)) + " "
+    return Line(shown, "dim")
 
 
 def describe(
     record: Mapping[str, Any], arguments: Any = None, decision: Mapping[str, Any] | None = None
-) -> Text | None:
+) -> Line | None:
     """A line for one event (as ``Event.to_dict()`` gives it); ``None`` for steps not shown.
 
     ``arguments`` are the call's validated arguments; ``decision`` the data of its ``decided``
@@ -172,33 +228,6 @@ def describe(
     return None
 
 
-def ansi_line(line: Text, color_system: str | None) -> str:
-    """``line`` as text with its styles as ANSI codes (none without a ``color_system``), as
-    ``Console.print`` writes a line that fits: its spans must not overlap (``describe``'s
-    never do)."""
-    plain = line.plain
-    if color_system is None:
-        return plain
-    base = str(line.style or "")
-    out: list[str] = []
-    at = 0
-    for span in sorted(line.spans, key=lambda s: s.start):
-        if span.start > at:
-            out.append(_styled(plain[at : span.start], base, color_system))
-        out.append(_styled(plain[span.start : span.end], f"{base} {span.style}", color_system))
-        at = max(at, span.end)
-    out.append(_styled(plain[at:], base, color_system))
-    return "".join(out)
-
-
-def _styled(text: str, style: str, color_system: str) -> str:
-    style = style.strip()
-    if not style or not text:
-        return text
-    before, after = _codes(style, color_system)
-    return before + text + after
-
-
 @functools.lru_cache(maxsize=64)
 def _codes(style: str, color_system: str) -> tuple[str, str]:
     """The ANSI codes that open and close ``style``."""
@@ -229,7 +258,7 @@ class Narrator:
         self._decisions: dict[str, Mapping[str, Any]] = {}
         self._denied: set[str] = set()
 
-    def line(self, record: Mapping[str, Any]) -> Text | None:
+    def line(self, record: Mapping[str, Any]) -> Line | None:
         kind = record.get("type")
         data: Mapping[str, Any] = record.get("data") or {}
         call_id = str(record.get("call_id"))
@@ -284,7 +313,7 @@ class LiveLog:
         # One styled line needs none of rich's layout: writing it is about a tenth of
         # console.print's cost, and this runs on the event loop for every call.
         console = self.console
-        console.file.write(ansi_line(line, console.color_system) + "\n")
+        console.file.write(line.ansi(console.color_system) + "\n")
 
     def flush(self) -> None:
         self.console.file.flush()
