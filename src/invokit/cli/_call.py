@@ -65,9 +65,9 @@ def render_result(console: Console, result: ToolResult) -> None:
                 blocks.append((key, value))
             else:
                 shown = value if isinstance(value, str) else dumps(value).replace("\n", " ")
-                console.print(Text.assemble((f"{key}: ", "dim"), _inert(console, shown)))
+                console.print(Text.assemble((f"{printable(key)}: ", "dim"), _inert(console, shown)))
         for key, value in blocks:
-            console.print(Text(f"{key}:", style="dim"))
+            console.print(Text(f"{printable(key)}:", style="dim"))
             console.print(
                 _inert(console, value), end="" if value.endswith("\n") else "\n", markup=False
             )
@@ -77,9 +77,11 @@ def render_result(console: Console, result: ToolResult) -> None:
         console.print(_inert(console, result.text), markup=False)
     for part in result.content:
         if isinstance(part, ImagePart):
-            console.print(Text(f"[image {part.mime_type}, {len(part.data)} base64 chars]", "dim"))
+            console.print(
+                Text(printable(f"[image {part.mime_type}, {len(part.data)} base64 chars]"), "dim")
+            )
         elif isinstance(part, ResourceLink):
-            console.print(Text(f"[resource {part.uri}]", "dim"))
+            console.print(Text(printable(f"[resource {part.uri}]"), "dim"))
     if result.truncated:
         console.print(Text("(output truncated to the output limit)", style="yellow"))
 

@@ -195,7 +195,7 @@ def register(app: typer.Typer) -> None:
             console = stdout()
             console.print(Text(printable(explanation.render(), keep_newlines=True)))
             if why:
-                console.print(Text(f"  why: {why}"))
+                console.print(Text(f"  why: {printable(why)}"))
             for rule in used:
                 console.print(standing_text(rule))
             if covered is not None:

@@ -103,8 +103,8 @@ def _terminal() -> bool:
 
 
 def visible(text: str) -> str:
-    """``text`` inert (:func:`invokit._inert.printable`), its newlines and tabs kept."""
-    return printable(text, keep_newlines=True)
+    """``text`` inert and on one line (:func:`invokit._inert.printable`)."""
+    return printable(text)
 
 
 def show(
@@ -136,7 +136,7 @@ def show(
     if previous is not None:
         when = datetime.datetime.fromtimestamp(previous.trusted_at).isoformat(timespec="seconds")
         console.print(Text(f"It changed since it was trusted ({when}).", style="bold yellow"))
-    lines = visible(source.text).split("\n")
+    lines = printable(source.text, keep_newlines=True).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     width = len(str(len(lines)))
