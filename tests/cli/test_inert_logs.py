@@ -11,7 +11,7 @@ from typing import cast
 import pytest
 from mcp_types import RequestParamsMeta
 
-from invokit.cli._logs import InertHandler, install_inert_logging
+from invokit.cli._logs import InertHandler, install_inert_logging, logs_through
 from tests.cli.serving import make_root, stdio_session
 from tests.mcp.support import Asker
 
@@ -53,6 +53,19 @@ def test_a_traceback_keeps_its_lines_each_inert(capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert "Traceback" in err and "\x1b" not in err
     assert not any(line.startswith("12:00:00") for line in err.splitlines()), err
+
+
+@pytest.mark.usefixtures("inert_logging")
+def test_records_can_go_through_the_serve_board(capsys: pytest.CaptureFixture[str]) -> None:
+    """While `serve` routes records through its board, each arrives there as one inert text
+    and nothing is written to stderr; afterwards records go to stderr again."""
+    seen: list[str] = []
+    with logs_through(seen.append):
+        logging.getLogger("mcp.server").warning("bad message: %s", HOSTILE)
+    assert len(seen) == 1 and "\n" not in seen[0] and "\x1b" not in seen[0]
+    assert capsys.readouterr().err == ""
+    logging.getLogger("mcp.server").warning("after")
+    assert "after" in capsys.readouterr().err
 
 
 def test_installing_twice_adds_one_handler(inert_logging: None) -> None:

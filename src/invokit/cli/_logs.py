@@ -9,9 +9,11 @@ escapes. A traceback keeps its own lines, each of them inert.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import traceback
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from invokit._inert import printable
@@ -67,19 +69,39 @@ class InertFormatter(logging.Formatter):
 
 class InertHandler(logging.Handler):
     """Writes records to the current ``sys.stderr`` (looked up at each record, as logging's
-    last resort does), through :class:`InertFormatter`."""
+    last resort does), or to :attr:`write` when set, through :class:`InertFormatter`."""
 
     def __init__(self, level: int = logging.WARNING) -> None:
         super().__init__(level)
         self.setFormatter(InertFormatter(FORMAT))
+        self.write: Callable[[str], None] | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            text = self.format(record)
+            if self.write is not None:
+                self.write(text)
+                return
             stream = sys.stderr
-            stream.write(self.format(record) + "\n")
+            stream.write(text + "\n")
             stream.flush()
         except Exception:  # logging's own convention: a failing handler reports, never raises
             self.handleError(record)
+
+
+@contextlib.contextmanager
+def logs_through(write: Callable[[str], None]) -> Iterator[None]:
+    """While in the block, records reach ``write`` (one inert text each) instead of stderr:
+    ``invokit serve`` prints them through its board, so an open question stays pinned under
+    them. Nothing changes when :func:`install_inert_logging` was not called."""
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, InertHandler)]
+    for handler in handlers:
+        handler.write = write
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.write = None
 
 
 def install_inert_logging() -> None:

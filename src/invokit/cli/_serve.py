@@ -361,6 +361,7 @@ class _Server:
     async def run(self) -> None:
         from invokit.cli._journal import open_journal
         from invokit.cli._keyboard import KeyReader
+        from invokit.cli._logs import logs_through
         from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
@@ -370,6 +371,8 @@ class _Server:
             # The live log and the approver share the bottom of the terminal: an open
             # question is pinned under the log lines.
             board = Board(self.console)
+            # What libraries log goes through the board too, inert, under the pinned question.
+            stack.enter_context(logs_through(lambda text: board.log(Text(text, style="dim"))))
             approver = None
             if self.asking:
                 reader = None
