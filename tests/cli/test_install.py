@@ -218,6 +218,10 @@ def _nan(path: Path) -> None:
     path.write_text('{"mcpServers": {}, "timeout": NaN}')
 
 
+def _huge(path: Path) -> None:
+    path.write_text('{"mcpServers": {}, "pad": "' + "x" * (9 * 1024 * 1024) + '"}')
+
+
 @pytest.mark.parametrize(
     "make",
     [
@@ -231,6 +235,7 @@ def _nan(path: Path) -> None:
         pytest.param(_duplicate_inside, id="duplicate-server"),
         pytest.param(_huge_number, id="1e999"),
         pytest.param(_nan, id="NaN"),
+        pytest.param(_huge, id="over-8-MB"),
     ],
 )
 def test_a_hostile_config_is_one_line_naming_the_file(
