@@ -16,7 +16,15 @@ from typing import Any
 
 from anyio.to_thread import run_sync
 
-from invokit.compose._sandbox import Crashed, Finished, PendingCall, Raise, ScriptLimits, Step
+from invokit.compose._sandbox import (
+    Crashed,
+    Finished,
+    PendingCall,
+    Raise,
+    ScriptLimits,
+    Step,
+    cut_print,
+)
 from invokit.exceptions import MissingExtra
 
 NO_OS = (
@@ -138,13 +146,9 @@ class MontyRun:
         self._session.__enter__()
 
     def _print(self, stream: str, text: str) -> None:
-        room = self._limits.max_print_chars - self._size
-        if room <= 0:
-            return
-        kept = text[:room]
-        if len(kept) < len(text):
-            kept += "\n[print output cut at the limit]\n"
-        self._printed.append(kept)
+        kept = cut_print(text, self._limits.max_print_chars - self._size)
+        if kept:
+            self._printed.append(kept)
         self._size += len(text)
 
     def _start(self) -> Step:

@@ -1,0 +1,127 @@
+"""The CPython runtime's limits are the kernel's: no /proc entry shows the host's environment,
+the script runs as an unprivileged uid, and with the audit hook emptied from inside the script
+(its globals are reachable through any tool function) no process starts and nothing execs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from invokit import Executor, ToolCall, ToolResult, tool
+from invokit.builtin.shell._sandbox import find_bwrap
+from invokit.compose import PythonSandbox, ScriptLimits, enable_compose
+from invokit.compose._confine import seccomp_missing
+from invokit.permissions import Policy
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(find_bwrap() is None, reason="needs a working bubblewrap"),
+]
+
+MARKER = "INVOKIT_TEST_HOST_SECRET"
+
+READ_ENVIRON = """
+import os
+seen = {}
+for name in os.listdir("/proc"):
+    if name.isdigit() or name in ("self", "thread-self"):
+        try:
+            with open(f"/proc/{name}/environ", "rb") as file:
+                seen[name] = file.read().decode("utf-8", "replace")
+        except OSError as error:
+            seen[name] = "unreadable: " + type(error).__name__
+seen
+"""
+
+# The audit hook reads FORBIDDEN and NO_IMPORT from the shim's globals, which every tool
+# function (add) carries: emptied, the hook lets everything through.
+UNHOOK = """
+shim = add.__globals__
+shim["FORBIDDEN"] = ("nothing.",)
+shim["NO_IMPORT"] = ()
+import os
+started = []
+def attempt(name, run):
+    try:
+        run()
+        started.append(name)
+    except BaseException as error:
+        print(name, type(error).__name__, error)
+"""
+
+ESCAPES = {
+    "subprocess": "import subprocess\nsubprocess.run(['/usr/bin/true'], check=True)",
+    "os.system": "assert os.system('/usr/bin/true') == 0",
+    "posix_spawn": "os.waitpid(os.posix_spawn('/usr/bin/true', ['true'], {}), 0)",
+    "fork": "pid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)",
+    "exec": "os.execv('/usr/bin/true', ['true'])",
+    # an x32 system call number (fork), which a filter checking only x86-64's would miss
+    "x32 fork": "import ctypes\nassert ctypes.CDLL(None).syscall(0x40000000 + 57) > 0",
+    "socket": "import socket\nsocket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+}
+
+
+@tool(read_only=True)
+def add(a: int) -> int:
+    """Add."""
+    return a
+
+
+@pytest.fixture
+async def executor() -> AsyncIterator[Executor]:
+    made = Executor([add], policy=Policy(allow=["add", "compose"]))
+    enable_compose(made, sandbox=PythonSandbox(), limits=ScriptLimits(max_seconds=5))
+    yield made
+    await made.aclose()
+
+
+async def _run(executor: Executor, code: str) -> ToolResult:
+    outcome = await executor.execute(ToolCall(id="p", name="compose", arguments={"code": code}))
+    return outcome.result
+
+
+async def test_no_proc_entry_shows_the_hosts_environment(
+    executor: Executor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/1/environ (bubblewrap's init) and every other entry are free of the host's
+    variables."""
+    monkeypatch.setenv(MARKER, "leaked-value")
+    result = await _run(executor, READ_ENVIRON)
+    assert not result.is_error, result.text
+    assert result.structured is not None
+    seen = result.structured["result"]
+    assert "1" in seen
+    for text in seen.values():
+        assert MARKER not in text and "leaked-value" not in text
+        assert "PATH=" not in text.replace("PYTHONIOENCODING", "")
+
+
+async def test_the_script_runs_as_an_unprivileged_uid(executor: Executor) -> None:
+    """The script's uid and gid are 65534, with no capability, whoever runs invokit."""
+    code = (
+        "import os\n"
+        "caps = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0]\n"
+        "[os.getuid(), os.geteuid(), os.getgid(), int(caps.split()[1], 16)]"
+    )
+    result = await _run(executor, code)
+    assert not result.is_error, result.text
+    assert result.structured is not None
+    assert result.structured["result"] == [65534, 65534, 65534, 0]
+
+
+@pytest.mark.skipif(seccomp_missing() is not None, reason="seccomp filters unavailable")
+@pytest.mark.parametrize("name", list(ESCAPES), ids=list(ESCAPES))
+async def test_an_emptied_audit_hook_lifts_nothing(executor: Executor, name: str) -> None:
+    """With the audit hook's lists emptied, the kernel still refuses the process, the exec or
+    the socket."""
+    code = UNHOOK + f"attempt({name!r}, lambda: exec({ESCAPES[name]!r}, {{'os': os}}))\nstarted"
+    result = await _run(executor, code)
+    if name == "x32 fork":
+        # A system call of another ABI ends the process at once (seccomp's bad-arch action).
+        assert result.is_error and "process ended" in result.text, result.text
+        return
+    assert not result.is_error, result.text
+    assert result.structured is not None
+    assert result.structured["result"] == [], result.structured["printed"]
+    assert name in result.structured["printed"]
