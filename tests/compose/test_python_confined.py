@@ -4,13 +4,14 @@ the script runs as an unprivileged uid, and with the audit hook emptied from ins
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
 
 from invokit import Executor, ToolCall, ToolResult, tool
 from invokit.builtin.shell._sandbox import find_bwrap
-from invokit.compose import PythonSandbox, ScriptLimits, enable_compose
+from invokit.compose import PythonSandbox, ScriptLimits, _python, enable_compose
 from invokit.compose._confine import seccomp_missing
 from invokit.permissions import Policy
 
@@ -125,3 +126,32 @@ async def test_an_emptied_audit_hook_lifts_nothing(executor: Executor, name: str
     assert result.structured is not None
     assert result.structured["result"] == [], result.structured["printed"]
     assert name in result.structured["printed"]
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON),
+    reason="needs root and a system Python every uid can run",
+)
+async def test_rlimit_nproc_binds_even_for_root_without_seccomp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When invokit runs as root, bubblewrap is started as host uid 65534, so RLIMIT_NPROC
+    refuses a new process even with no seccomp filter and the audit hook emptied."""
+    monkeypatch.setattr(_python, "no_new_processes", lambda: None)
+    monkeypatch.setattr(_python, "no_exec", lambda: None)
+    made = Executor([add], policy=Policy(allow=["add", "compose"]))
+    sandbox = PythonSandbox(python=SYSTEM_PYTHON)
+    enable_compose(made, sandbox=sandbox, limits=ScriptLimits(max_seconds=5))
+    try:
+        code = UNHOOK + "attempt('subprocess', "
+        code += f"lambda: exec({ESCAPES['subprocess']!r}, {{'os': os}}))\nstarted"
+        result = await _run(made, code)
+    finally:
+        await made.aclose()
+    assert not result.is_error, result.text
+    assert result.structured is not None
+    assert result.structured["result"] == [], result.structured["printed"]
+    assert "BlockingIOError" in result.structured["printed"]  # EAGAIN: RLIMIT_NPROC

@@ -51,8 +51,8 @@ NOBODY = 65534
 runs as root and that uid can reach the interpreter)."""
 
 
-def _mounts() -> list[str]:
-    """Read-only system folders (links kept as links) and the Python installation."""
+def _mounts(python: str) -> list[str]:
+    """Read-only system folders (links kept as links) and the installation of ``python``."""
     argv: list[str] = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "lib", "lib64", "sbin"):
         path = Path("/") / name
@@ -60,8 +60,8 @@ def _mounts() -> list[str]:
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
-    prefix = Path(sys.base_prefix).resolve()
-    if not str(prefix).startswith("/usr/"):
+    prefix = Path(python).resolve().parent.parent  # <prefix>/bin/python3.x
+    if prefix != Path("/usr") and not str(prefix).startswith("/usr/"):
         argv += ["--ro-bind", str(prefix), str(prefix)]
     return argv
 
@@ -94,7 +94,7 @@ class PythonSandbox:
             drops = (*drops, "--seccomp", str(seccomp_fd))
         return [
             bwrap,
-            *_mounts(),
+            *_mounts(self.python),
             "--dev", "/dev", "--proc", "/proc",
             "--size", str(tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
