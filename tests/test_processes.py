@@ -98,6 +98,36 @@ def test_search_never_runs_a_planted_ripgrep(planted: tuple[Path, Path]) -> None
     assert _ran(markers) == []
 
 
+def test_the_python_search_worker_imports_nothing_from_the_root(
+    planted: tuple[Path, Path],
+) -> None:
+    """fs.search's Python engine (``python -I -S`` in ``/`` with an empty environment) imports
+    no planted module and runs no .pth file or sitecustomize of the root."""
+    from invokit import Executor, ToolCall
+    from invokit.builtin.filesystem import filesystem
+    from invokit.permissions import Policy
+
+    root, markers = planted
+    for name in ("json", "re", "base64", "struct", "sitecustomize", "usercustomize"):
+        (root / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').close()\n")
+    (root / "planted.pth").write_text(f"import os; open({str(markers / 'pth')!r}, 'w').close()\n")
+    (root / "notes.txt").write_text("needle\n")
+
+    async def search() -> None:
+        executor = Executor(
+            filesystem(root, search_engine="python"), policy=Policy(allow=["fs.search"])
+        )
+        outcome = await executor.execute(
+            ToolCall(id="s", name="fs.search", arguments={"pattern": "needle"})
+        )
+        assert not outcome.result.is_error, outcome.result.text
+        assert "notes.txt" in outcome.result.text
+        await executor.aclose()
+
+    anyio.run(search)
+    assert _ran(markers) == []
+
+
 def test_the_client_config_never_names_a_planted_invokit(
     planted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +156,19 @@ async def test_rlimit_nproc_binds_even_for_root_without_seccomp(
     assert result.structured is not None
     assert result.structured["result"] == [], result.structured["printed"]
     assert "BlockingIOError" in result.structured["printed"]  # EAGAIN: RLIMIT_NPROC
+
+
+async def test_the_current_folder_plants_nothing_in_the_sandbox(
+    executor: Executor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started from a root holding modules the shim imports, a .pth file and sitecustomize,
+    with PYTHONPATH and PYTHONSTARTUP pointing there, the sandboxed interpreter uses none."""
+    for name in ("json", "ast", "traceback", "sitecustomize", "usercustomize"):
+        (tmp_path / f"{name}.py").write_text("raise SystemExit('planted module ran')\n")
+    (tmp_path / "planted.pth").write_text("import sys; sys.exit('planted .pth ran')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "json.py"))
+    result = await _run(executor, "import json\njson.dumps([add(a=2)])")
+    assert not result.is_error, result.text
+    assert result.structured is not None and result.structured["result"] == "[2]"
