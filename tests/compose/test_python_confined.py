@@ -172,3 +172,17 @@ async def test_the_current_folder_plants_nothing_in_the_sandbox(
     result = await _run(executor, "import json\njson.dumps([add(a=2)])")
     assert not result.is_error, result.text
     assert result.structured is not None and result.structured["result"] == "[2]"
+
+
+async def test_running_without_seccomp_is_said_plainly(
+    executor: Executor, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without libseccomp the script still runs, and a warning says the filters are missing."""
+    monkeypatch.setattr(_python, "no_new_processes", lambda: None)
+    monkeypatch.setattr(_python, "no_exec", lambda: None)
+    _python._say_unfiltered.cache_clear()
+    with caplog.at_level("WARNING", logger="invokit.compose"):
+        result = await _run(executor, "add(a=3)")
+    _python._say_unfiltered.cache_clear()
+    assert not result.is_error, result.text
+    assert any("without seccomp filters" in r.getMessage() for r in caplog.records)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import logging
 import os
 import signal
 import stat
@@ -34,7 +35,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import Process
 
-from invokit.compose._confine import no_exec, no_new_processes
+from invokit.compose._confine import no_exec, no_new_processes, seccomp_missing
 from invokit.compose._python_shim import SHIM
 from invokit.compose._sandbox import (
     Crashed,
@@ -45,6 +46,8 @@ from invokit.compose._sandbox import (
     Step,
     cut_print,
 )
+
+logger = logging.getLogger("invokit.compose")
 
 NOBODY = 65534
 """The uid and gid a script runs as, inside its user namespace (and on the host, when invokit
@@ -145,6 +148,8 @@ class PythonRun:
 
     async def start(self) -> Step:
         program = no_new_processes()
+        if program is None:
+            _say_unfiltered()
         seccomp_fd = _memfd(program) if program is not None else None
         user = NOBODY if await _drops_to_nobody(self._sandbox.python) else None
         try:
@@ -308,6 +313,16 @@ class PythonRun:
         if kept:
             self._printed.append(kept)
         self._size += len(text)
+
+
+@functools.cache
+def _say_unfiltered() -> None:
+    """Say once, plainly, that scripts run without the seccomp filters."""
+    logger.warning(
+        "compose scripts run in CPython without seccomp filters: %s; namespaces, uid 65534 "
+        "and RLIMIT_NPROC still apply",
+        seccomp_missing(),
+    )
 
 
 def _memfd(data: bytes) -> int:
