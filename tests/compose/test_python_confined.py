@@ -186,3 +186,17 @@ async def test_running_without_seccomp_is_said_plainly(
     _python._say_unfiltered.cache_clear()
     assert not result.is_error, result.text
     assert any("without seccomp filters" in r.getMessage() for r in caplog.records)
+
+
+async def test_threads_still_run(executor: Executor) -> None:
+    """The filters refuse processes, not threads: a thread pool works (clone3 falls back to a
+    clone with CLONE_THREAD)."""
+    code = (
+        "import concurrent.futures\n"
+        "with concurrent.futures.ThreadPoolExecutor(2) as pool:\n"
+        "    doubled = list(pool.map(lambda x: x * 2, [1, 2, 3]))\n"
+        "doubled"
+    )
+    result = await _run(executor, code)
+    assert not result.is_error, result.text
+    assert result.structured is not None and result.structured["result"] == [2, 4, 6]
