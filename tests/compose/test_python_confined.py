@@ -12,7 +12,7 @@ import pytest
 
 from invokit import Executor, ToolCall, ToolResult, tool
 from invokit.builtin.shell._sandbox import find_bwrap
-from invokit.compose import PythonSandbox, ScriptLimits, _python, enable_compose
+from invokit.compose import PythonSandbox, ScriptLimits, _confine, _python, enable_compose
 from invokit.compose._confine import seccomp_missing
 from invokit.permissions import Policy
 
@@ -180,10 +180,10 @@ async def test_running_without_seccomp_is_said_plainly(
     """Without libseccomp the script still runs, and a warning says the filters are missing."""
     monkeypatch.setattr(_python, "no_new_processes", lambda: None)
     monkeypatch.setattr(_python, "no_exec", lambda: None)
-    _python._say_unfiltered.cache_clear()
+    _confine.say_unfiltered.cache_clear()
     with caplog.at_level("WARNING", logger="invokit.compose"):
         result = await _run(executor, "add(a=3)")
-    _python._say_unfiltered.cache_clear()
+    _confine.say_unfiltered.cache_clear()
     assert not result.is_error, result.text
     assert any("without seccomp filters" in r.getMessage() for r in caplog.records)
 

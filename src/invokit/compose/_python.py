@@ -19,12 +19,9 @@ inline when the executor has an approver, and otherwise ends the script with
 from __future__ import annotations
 
 import base64
-import functools
 import json
-import logging
 import os
 import signal
-import stat
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -32,10 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from anyio.abc import Process
 
-from invokit.compose._confine import no_exec, no_new_processes, seccomp_missing
+from invokit.compose._confine import (
+    NOBODY,
+    host_user,
+    memfd,
+    no_exec,
+    no_new_processes,
+    say_unfiltered,
+)
 from invokit.compose._python_shim import SHIM
 from invokit.compose._sandbox import (
     Crashed,
@@ -46,12 +49,6 @@ from invokit.compose._sandbox import (
     Step,
     cut_print,
 )
-
-logger = logging.getLogger("invokit.compose")
-
-NOBODY = 65534
-"""The uid and gid a script runs as, inside its user namespace (and on the host, when invokit
-runs as root and that uid can reach the interpreter)."""
 
 
 def _mounts(python: str) -> list[str]:
@@ -149,9 +146,9 @@ class PythonRun:
     async def start(self) -> Step:
         program = no_new_processes()
         if program is None:
-            _say_unfiltered()
-        seccomp_fd = _memfd(program) if program is not None else None
-        user = NOBODY if await _drops_to_nobody(self._sandbox.python) else None
+            say_unfiltered()
+        seccomp_fd = memfd(program) if program is not None else None
+        user = await host_user(self._sandbox.python)
         try:
             self._process = await anyio.open_process(
                 self._sandbox.argv(self._limits.max_memory, seccomp_fd),
@@ -313,63 +310,6 @@ class PythonRun:
         if kept:
             self._printed.append(kept)
         self._size += len(text)
-
-
-@functools.cache
-def _say_unfiltered() -> None:
-    """Say once, plainly, that scripts run without the seccomp filters."""
-    logger.warning(
-        "compose scripts run in CPython without seccomp filters: %s; namespaces, uid 65534 "
-        "and RLIMIT_NPROC still apply",
-        seccomp_missing(),
-    )
-
-
-def _memfd(data: bytes) -> int:
-    """A descriptor (inheritable, at offset 0) holding ``data``."""
-    fd = os.memfd_create("invokit-seccomp", 0)
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-async def _drops_to_nobody(python: str) -> bool:
-    """Whether bubblewrap is started as uid :data:`NOBODY`: invokit runs as root, that uid
-    can run ``python``, and bubblewrap works for it (user namespaces for unprivileged users)."""
-    if os.geteuid() != 0 or not _reachable(python):
-        return False
-    return await anyio.to_thread.run_sync(_nobody_probe)
-
-
-@functools.cache
-def _nobody_probe() -> bool:
-    from invokit.builtin.shell._sandbox import find_bwrap
-
-    bwrap = find_bwrap()
-    if bwrap is None:
-        return False
-    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-user", "--uid", str(NOBODY)]
-    probe += ["--gid", str(NOBODY), "--unshare-pid", "--die-with-parent", "--", "/bin/true"]
-    try:
-        done = subprocess.run(
-            probe, env={}, cwd="/", user=NOBODY, group=NOBODY, extra_groups=(),
-            capture_output=True, timeout=10, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-def _reachable(python: str) -> bool:
-    """Whether any uid may reach and run ``python`` and read its installation (every folder
-    above it searchable by others, the file executable by others)."""
-    path = Path(python)
-    try:
-        if not path.stat().st_mode & stat.S_IXOTH:
-            return False
-        return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
-    except OSError:
-        return False
 
 
 class _TooLong(Exception):
