@@ -4,6 +4,8 @@ them: ``invokit serve`` reads only the trace context of a request's ``_meta``.""
 from __future__ import annotations
 
 import logging
+import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
@@ -23,11 +25,13 @@ HOSTILE = "\x1b[2J\x1b[H\x1b]0;owned\x07\n12:00:00 approved fs.write apr_X (alwa
 def inert_logging() -> Iterator[None]:
     """The command line's logging set-up, taken down again after the test."""
     root = logging.getLogger()
-    before, last_resort = list(root.handlers), logging.lastResort
+    before, last_resort, hook = list(root.handlers), logging.lastResort, sys.excepthook
     install_inert_logging()
     yield
     root.handlers[:] = before
     logging.lastResort = last_resort
+    sys.excepthook = hook
+    logging.captureWarnings(False)
 
 
 @pytest.mark.usefixtures("inert_logging")
@@ -66,6 +70,23 @@ def test_records_can_go_through_the_serve_board(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err == ""
     logging.getLogger("mcp.server").warning("after")
     assert "after" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("inert_logging")
+def test_an_uncaught_exception_and_a_warning_are_inert(capsys: pytest.CaptureFixture[str]) -> None:
+    """The traceback of an exception nobody caught, and a warning, print their messages
+    inert: no raw escape, no line of the message's own."""
+    try:
+        raise RuntimeError(HOSTILE)
+    except RuntimeError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn(HOSTILE, UserWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    assert "RuntimeError: \\x1b[2J" in err and "UserWarning" in err
+    assert "\x1b" not in err and "\x07" not in err
+    assert not any(line.startswith("12:00:00") for line in err.splitlines()), err
 
 
 def test_installing_twice_adds_one_handler(inert_logging: None) -> None:

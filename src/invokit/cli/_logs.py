@@ -107,7 +107,11 @@ def logs_through(write: Callable[[str], None]) -> Iterator[None]:
 def install_inert_logging() -> None:
     """Make every record logged in this process reach the terminal inert: an
     :class:`InertHandler` on the root logger and as the last resort, and an
-    :class:`InertFormatter` on every handler already writing to the terminal. Idempotent."""
+    :class:`InertFormatter` on every handler already writing to the terminal. Warnings are
+    logged (``logging.captureWarnings``), and an uncaught exception's traceback is printed
+    through the same formatter. Idempotent."""
+    logging.captureWarnings(True)
+    sys.excepthook = _inert_excepthook
     root = logging.getLogger()
     if not any(isinstance(handler, InertHandler) for handler in root.handlers):
         root.addHandler(InertHandler())
@@ -120,3 +124,12 @@ def install_inert_logging() -> None:
             if type(handler) is logging.StreamHandler and handler.stream in terminals:
                 fmt = handler.formatter._fmt if handler.formatter is not None else FORMAT
                 handler.setFormatter(InertFormatter(fmt))
+
+
+def _inert_excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    """Print an uncaught exception's traceback with its message inert (it may quote what a
+    client or a server sent)."""
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    sys.stderr.write(InertFormatter().formatException((kind, value, tb)) + "\n")
