@@ -14,7 +14,7 @@ import pytest
 from mcp_types import RequestParamsMeta
 
 from invokit.cli._logs import InertHandler, install_inert_logging, logs_through
-from tests.cli.serving import make_root, stdio_session
+from tests.cli.serving import http_server, http_session, make_root, stdio_session
 from tests.mcp.support import Asker
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -111,3 +111,22 @@ async def test_baggage_in_meta_never_reaches_the_servers_stderr(tmp_path: Path) 
         assert result.is_error is False
     err = (tmp_path / "serve-stderr.log").read_text()
     assert "\x1b" not in err and "owned" not in err, err
+
+
+@pytest.mark.anyio
+async def test_baggage_in_meta_never_reaches_the_http_servers_output(tmp_path: Path) -> None:
+    """The same over streamable HTTP (uvicorn logging through the command's handler): the
+    call runs, and nothing of the baggage reaches the server's output."""
+    root, state = make_root(tmp_path)
+    with http_server(root, state) as (url, log):
+        async with http_session(url, Asker()) as session:
+            result = await session.call_tool(
+                "fs.read",
+                {"path": "README.md"},
+                meta=cast(
+                    "RequestParamsMeta", {"traceparent": TRACEPARENT, "baggage": f"k={HOSTILE}"}
+                ),
+            )
+            assert result.is_error is False
+    out = log.read_text()
+    assert "\x1b" not in out and "owned" not in out, out
