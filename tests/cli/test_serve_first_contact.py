@@ -64,7 +64,7 @@ def test_a_busy_port_is_one_line_that_says_what_to_do(tmp_path: Path, busy_port:
 
 def test_make_serve_takes_a_port(tmp_path: Path) -> None:
     """`make serve PORT=N` serves on port N (the way the busy-port line names); without
-    PORT it leaves the port to invokit.toml or the default."""
+    PORT on make's command line it leaves the port to invokit.toml or the default."""
     repo = Path(__file__).resolve().parents[2]
     make = shutil.which("make")
     assert make is not None
@@ -76,8 +76,13 @@ def test_make_serve_takes_a_port(tmp_path: Path) -> None:
     )
     (command,) = [line for line in given.stdout.splitlines() if "invokit serve" in line]
     assert command.endswith("--port 9931")
+    # A PORT in the environment (other tools use the name) is not taken: only make's own.
     default = subprocess.run(
-        [make, "-n", "-C", str(repo), "serve"], capture_output=True, text=True, check=True
+        [make, "-n", "-C", str(repo), "serve"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PORT": "3000"},
     )
     (command,) = [line for line in default.stdout.splitlines() if "invokit serve" in line]
     assert "--port" not in command
