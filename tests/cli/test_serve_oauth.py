@@ -43,6 +43,11 @@ allow = ["tag:read & category:filesystem"]
 ask = ["tag:write"]
 default = "ask"
 
+[[policy.quota]]
+tool = "fs.stat"
+calls = 1
+per = "session"
+
 [serve.auth]
 issuer = "{issuer}"
 scopes = ["mcp:tools"]
@@ -289,6 +294,22 @@ async def test_one_persons_no_does_not_refuse_anothers_call(
         carols = await session.call_tool("fs.write", arguments)
     assert error_kind(carols) == "approval_denied"
     assert not (root / "shared.txt").exists()
+
+
+async def test_a_quota_counts_each_persons_calls_apart(
+    served: tuple[str, Path, Path], issuer: Issuer
+) -> None:
+    """A per-session quota over the stateless protocol counts per person: henry's used-up
+    quota does not refuse ivy's call."""
+    url = served[0]
+    async with client(url, token(issuer, url, "henry")) as session:
+        first = await session.call_tool("fs.stat", {"path": "README.md"})
+        second = await session.call_tool("fs.stat", {"path": "README.md"})
+    assert first.is_error is False
+    assert error_kind(second) == "quota_exceeded"
+    async with client(url, token(issuer, url, "ivy")) as session:
+        ivys = await session.call_tool("fs.stat", {"path": "README.md"})
+    assert ivys.is_error is False
 
 
 async def test_a_client_id_names_the_person_not_the_token(
