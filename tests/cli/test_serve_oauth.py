@@ -204,6 +204,30 @@ def test_a_refused_token_gets_401_saying_why(
     assert f'resource_metadata="{metadata_url(url)}"' in challenge
 
 
+def test_a_session_is_refused_to_another_person(
+    served: tuple[str, Path, Path], issuer: Issuer
+) -> None:
+    """An MCP session opened with alice's token cannot be used with bob's (404, as if it did
+    not exist); alice's next token, from the same client, keeps using it."""
+    url = served[0]
+    opened = post(url, token(issuer, url, "alice"))
+    assert opened.status_code == 200
+    session_id = opened.headers["mcp-session-id"]
+
+    def notify(bearer: str) -> int:
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "authorization": f"Bearer {bearer}",
+            "mcp-session-id": session_id,
+            "mcp-protocol-version": "2025-06-18",
+        }
+        body = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        return httpx.post(url, json=body, headers=headers, timeout=30).status_code
+
+    assert notify(token(issuer, url, "bob")) == 404
+    assert notify(token(issuer, url, "alice")) == 202
+
+
 def test_a_token_without_the_scope_gets_403_insufficient_scope(
     served: tuple[str, Path, Path], issuer: Issuer
 ) -> None:
