@@ -277,13 +277,17 @@ async def test_a_rotated_key_is_fetched_when_a_token_names_it(
 async def test_one_persons_approval_does_not_run_anothers_call(
     served: tuple[str, Path, Path], issuer: Issuer
 ) -> None:
-    """Over the stateless protocol (no session), alice's approved request is hers: bob's
-    identical call is asked about anew and does not run on it, while alice's retry, with a
-    refreshed token, runs."""
+    """Over the stateless protocol (no session), alice's approved request is hers (the stored
+    request names her): bob's identical call is asked about anew and does not run on it, while
+    alice's retry, with a refreshed token, runs."""
     url, root, state = served
     arguments = {"path": "alice.txt", "content": "from alice"}
     async with client(url, token(issuer, url, "alice")) as session:
         approval_id = approval_id_of(await session.call_tool("fs.write", arguments))
+    shown = await anyio.run_process(
+        [invokit_bin(), "approvals", "show", approval_id, "--json"], env=subprocess_env(state)
+    )
+    assert json.loads(shown.stdout)["caller"] == {"iss": issuer.url, "sub": "alice"}
     await approve_in_another_process(state, approval_id)
     async with client(url, token(issuer, url, "bob")) as session:
         bobs = await session.call_tool("fs.write", arguments)
