@@ -55,6 +55,10 @@ class Issuer:
         self.url = ""
         self.keys = [SigningKey.new()]
         self.jwks_fetches = 0
+        self.named_issuer: str | None = None
+        """The ``issuer`` its metadata names, when a test makes it name another one."""
+        self.extra_keys: list[dict[str, Any]] = []
+        """More JWKs published beside the signing keys."""
         self._lock = threading.Lock()
 
     @property
@@ -101,7 +105,7 @@ class Issuer:
 
     def document(self) -> dict[str, Any]:
         return {
-            "issuer": self.url,
+            "issuer": self.named_issuer or self.url,
             "jwks_uri": f"{self.url}/jwks",
             "token_endpoint": f"{self.url}/token",
             "authorization_endpoint": f"{self.url}/authorize",
@@ -115,7 +119,7 @@ class Issuer:
     def jwks(self) -> dict[str, Any]:
         with self._lock:
             self.jwks_fetches += 1
-            return {"keys": [k.jwk() for k in self.keys]}
+            return {"keys": [*self.extra_keys, *(k.jwk() for k in self.keys)]}
 
 
 def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
