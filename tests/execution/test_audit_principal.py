@@ -26,7 +26,7 @@ def echo(text: str) -> str:
     return text
 
 
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     ("c1", {PRINCIPAL: {"iss": "https://login.example", "sub": "alice"}}),
     ("c2", {}),
     ("c3", {PRINCIPAL: {"iss": "https://login.example", "sub": 7}}),  # not text: left out
