@@ -110,7 +110,9 @@ def opted_in(path: str, allowed: Iterable[str], root: str | None = None) -> bool
         normal = normal[len(root.rstrip("/")) + 1 :]
     parts = [fold(part) for part in normal.split("/") if part not in ("", ".")]
     for entry in allowed:
-        wanted = [fold(part) for part in posixpath.normpath(entry).split("/") if part not in ("", ".")]
+        wanted = [
+            fold(part) for part in posixpath.normpath(entry).split("/") if part not in ("", ".")
+        ]
         if wanted and parts[: len(wanted)] == wanted:
             return True
     return False
