@@ -575,8 +575,10 @@ class Policy:
         ask: Iterable[str] = (),
         deny: Iterable[str] = (),
         extra_allow: Iterable[str] = (),
+        allow_surfaces: Iterable[str] = (),
     ) -> Policy:
-        """A copy with more rules; ``extra_allow`` adds standing "approve always" rules."""
+        """A copy with more rules; ``extra_allow`` adds standing "approve always" rules and
+        ``allow_surfaces`` more opted-in execution surfaces."""
         copy = Policy.__new__(Policy)
         copy._allow = self._allow + _parse(allow, "allow")
         copy._ask = self._ask + _parse(ask, "ask")
@@ -586,7 +588,8 @@ class Policy:
         copy.root = self.root
         copy._cache = {}
         copy.quotas = self.quotas
-        copy.allow_surfaces = self.allow_surfaces
+        added = tuple(p for p in _surface_paths(allow_surfaces) if p not in self.allow_surfaces)
+        copy.allow_surfaces = self.allow_surfaces + added
         return copy
 
     def with_standing(self, rules: Iterable[RecordedRule]) -> Policy:
