@@ -153,7 +153,7 @@ def test_a_linked_hooks_folder_protects_its_target(root: Path) -> None:
 
 async def test_an_opted_in_surface_asks_every_time_with_its_warning(root: Path) -> None:
     """allow_surfaces lets a write through the tool, marked; the policy asks with what runs
-    it, a session approval records no grant, and the next write is asked about again."""
+    it, a session or "always" approval records nothing, and the next write is asked again."""
     surfaces = [".vscode/settings.json"]
     fs = filesystem(root, allow_surfaces=surfaces)
     policy = Policy(allow=["*"], default="allow", root=root, allow_surfaces=surfaces)
@@ -175,6 +175,9 @@ async def test_an_opted_in_surface_asks_every_time_with_its_warning(root: Path) 
     assert isinstance(done, Completed) and not done.result.is_error
     again = _asked(await executor.execute(write("2")))
     assert again.request.protected == first.request.protected
+    assert isinstance(await executor.resume(again.id, approve=True, scope="always"), Completed)
+    assert list(await store.always_rules()) == []
+    _asked(await executor.execute(write("3")))
     _refused(fs, "fs.write", path=".vscode/tasks.json", content="{}")
     await executor.aclose()
 
