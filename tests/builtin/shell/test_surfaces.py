@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from invokit.builtin.shell import find_bwrap, shell
-from invokit.exceptions import ToolFailed
+from invokit.exceptions import AccessDenied, ToolFailed
 from invokit.permissions import FileWrite
 from invokit.tools import Tool, ToolContext
 
@@ -176,3 +176,14 @@ async def test_an_opted_in_surface_is_writable_and_declared(root: Path) -> None:
     assert [r.path for r in marked] == [".git"] and marked[0].surface is not None
     await _run(tool, "touch", ".git/hooks/opted")
     assert (root / ".git" / "hooks" / "opted").exists()
+
+
+async def test_a_linked_surface_refuses_every_command(root: Path) -> None:
+    """A .vscode that is a link (which a command could replace with a folder of its own)
+    cannot be kept read-only: no command runs while it is there, and nothing is asked."""
+    (root / "conf").mkdir()
+    (root / ".vscode").symlink_to("conf")
+    tool = _tool(root)
+    with pytest.raises(AccessDenied):
+        tool.permissions({"command": ["touch", "x"]}, ToolContext(call_id="t"))
+    assert not (root / "x").exists()

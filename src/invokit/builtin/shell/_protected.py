@@ -109,10 +109,11 @@ def surface_paths(
             if not any(other.parts == surface.parts[: len(other.parts)] for other in writable):
                 writable.append(surface)  # one request per opted-in folder, not per entry
             continue
-        if os.path.realpath(path) != str(path):
-            continue  # a link: its target is in the list, by its real path
         if any(folder in path.parents for folder in whole):
-            continue
+            continue  # read-only with its git directory
+        # A surface reached through a link stays in the list as written (its target is there
+        # too): protected_mounts refuses every command while a link a command could replace
+        # decides where git or the editor looks.
         kept[path] = None
     return tuple(kept), tuple(writable)
 
