@@ -186,3 +186,19 @@ def _asked(outcome: Outcome) -> ApprovalRequired:
     assert isinstance(outcome, Interrupted), outcome
     assert isinstance(outcome.interrupt, ApprovalRequired)
     return outcome.interrupt
+
+
+def test_a_bare_repository_cannot_be_assembled_or_configured(root: Path) -> None:
+    """A folder with HEAD, objects/ and refs/ is a repository to git run there: the write that
+    would complete one is refused, and so is its config once it is one."""
+    fs = filesystem(root)
+    context = ToolContext(call_id="c", tool_name="fs.write")
+    for path in ("evil/HEAD", "evil/objects/x"):
+        fs["fs.write"].permissions({"path": path, "content": "x", "create_parents": True}, context)
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("ref: refs/heads/main\n")
+    _refused(fs, "fs.write", path="evil/refs/heads/main", content="0" * 40, create_parents=True)
+    (root / "evil" / "refs").mkdir()
+    _refused(fs, "fs.write", path="evil/config", content="[core]\n\tfsmonitor = touch pwned\n")
+    _refused(fs, "fs.write", path="evil/hooks/post-checkout", content=HOOK, create_parents=True)
+    fs["fs.write"].permissions({"path": "src/config", "content": "ok"}, context)

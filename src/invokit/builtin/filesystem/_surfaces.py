@@ -22,6 +22,14 @@ from invokit.permissions._surfaces import Surface, fold, opted_in, surface_parts
 
 __all__ = ["SurfaceGuard"]
 
+_BARE_MARKS = ("HEAD", "objects", "refs")
+"""What makes a folder a (bare) repository to git, which then obeys its config and runs its
+hooks when a command runs there (git's ``is_git_directory``)."""
+_BARE_NAMES = frozenset({"config", "hooks", "commondir", "info", "head", "objects", "refs"})
+_BARE_RUNS = (
+    "git treats the folder as a bare repository and obeys its config and hooks when run there"
+)
+
 
 class SurfaceGuard:
     """The execution surfaces of one root, and the ones a project opted back in.
@@ -58,12 +66,32 @@ class SurfaceGuard:
         if found is not None:
             return found
         folded = tuple(fold(part) for part in parts)
+        bare = self._bare_repository(parts, folded)
+        if bare is not None:
+            return bare
         if self._real_root is None:  # resolved once, on first use, as the jail does
             self._real_root = os.path.realpath(self.root)
         for surface in root_surfaces(self._real_root):
             known = tuple(fold(part) for part in surface.parts)
             if folded[: len(known)] == known or known[: len(folded)] == folded:
                 return Surface(path=display(surface.parts), runs=surface.runs)
+        return None
+
+    def _bare_repository(self, parts: tuple[str, ...], folded: tuple[str, ...]) -> Surface | None:
+        """The bare repository (``HEAD``, ``objects/`` and ``refs/`` side by side, this change
+        included) whose control entry or mark the entry at ``parts`` is."""
+        for index, key in enumerate(folded):
+            if key not in _BARE_NAMES:
+                continue
+            folder = parts[:index]
+            marks = {mark for mark in _BARE_MARKS if fold(mark) == key}
+            marks |= {
+                mark
+                for mark in _BARE_MARKS
+                if os.path.lexists(os.path.join(self.root, *folder, mark))
+            }
+            if len(marks) == len(_BARE_MARKS):
+                return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
         return None
 
 
