@@ -99,3 +99,14 @@ def test_an_opted_in_surface_asks_with_its_warning(cli: Cli, repo: Path, state: 
     assert data["status"] == "approval_required"
     code, out, _ = cli("call", "fs.write", "path=.vscode/tasks.json", "content={}", "--json")
     assert code == 1 and json.loads(out)["status"] == "failed"
+
+
+def test_policy_show_lists_the_opted_in_surfaces(cli: Cli, repo: Path, state: Path) -> None:
+    """`policy show` names each opted-in surface, in text and in JSON."""
+    config = repo / "invokit.toml"
+    config.write_text('allow_surfaces = [".envrc"]\n')
+    trust_config(config, state)
+    code, out, _ = cli("policy", "show")
+    assert code == 0 and "surface .envrc" in out
+    code, out, _ = cli("policy", "show", "--json")
+    assert json.loads(out)["allow_surfaces"] == [".envrc"]
