@@ -88,15 +88,27 @@ async def test_a_session_grant_does_not_cover_an_execution_surface(
 
 
 def test_an_opted_in_surface_asks_with_its_warning(cli: Cli, repo: Path, state: Path) -> None:
-    """allow_surfaces in invokit.toml (trusted) makes a write there ask, naming what runs it;
+    """allow_surfaces in invokit.toml (trusted) makes a write there ask, naming what runs it
+    (`approvals show`); `approve --scope always` approves that call once and records no rule;
     any other surface stays denied."""
     config = repo / "invokit.toml"
     config.write_text('allow_surfaces = [".vscode/settings.json"]\n')
     trust_config(config, state)
-    code, out, err = cli("call", "fs.write", "path=.vscode/settings.json", "content={}", "--json")
+    (repo / ".vscode").mkdir()
+    write = ("call", "fs.write", "path=.vscode/settings.json", "content={}", "--no-ask", "--json")
+    code, out, err = cli(*write)
     assert code == 3, err
-    data = json.loads(out)
-    assert data["status"] == "approval_required"
+    approval_id = json.loads(out)["approval"]["id"]
+    code, out, _ = cli("approvals", "show", approval_id)
+    assert code == 0 and "runs it" in out and "VS Code" in out
+    assert cli("approvals", "approve", approval_id, "--scope", "always")[0] == 0
+    code, out, _ = cli("approvals", "show", approval_id, "--json")
+    assert code == 0 and "always" not in json.dumps(json.loads(out).get("decision"))
+    assert cli(*write)[0] == 0
+    assert (repo / ".vscode" / "settings.json").read_text() == "{}"
+    _, out, _ = cli("approvals", "rules", "--json")
+    assert json.loads(out)["rules"] == []
+    assert cli(*write)[0] == 3  # asked again
     code, out, _ = cli("call", "fs.write", "path=.vscode/tasks.json", "content={}", "--json")
     assert code == 1 and json.loads(out)["status"] == "failed"
 
