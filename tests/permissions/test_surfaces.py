@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from invokit._spec import ToolAnnotations, ToolSpec
 from invokit.exceptions import PolicyError
@@ -126,3 +128,30 @@ def test_fold_and_opt_in_compare_folded() -> None:
     assert fold(".GIT.") == ".git"
     assert opted_in(".Vscode/settings.json", [".vscode"])
     assert not opted_in(".vscode", [".vscode/settings.json"])
+
+
+_IGNORABLE = st.sampled_from(["\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\ufeff"])
+
+
+@st.composite
+def _spelled(draw: st.DrawFn, name: str) -> str:
+    """``name`` with random case, ignorable characters and trailing dots or spaces."""
+    letters = [draw(st.sampled_from([c.lower(), c.upper()])) for c in name]
+    spelled = ""
+    for letter in letters:
+        spelled += letter + (draw(_IGNORABLE) if draw(st.booleans()) else "")
+    return spelled + draw(st.sampled_from(["", ".", " ", ". ", ".."]))
+
+
+@given(
+    name=st.sampled_from([".git", ".vscode", ".claude", ".envrc", ".mcp.json", ".cursor"]),
+    data=st.data(),
+    prefix=st.sampled_from(["", "./", "src/../", "a/b/", "a//"]),
+    rest=st.sampled_from(["", "/config", "/hooks/pre-commit", "/tasks.json"]),
+)
+def test_no_spelling_slips_through(name: str, data: st.DataObject, prefix: str, rest: str) -> None:
+    """Any mix of case, HFS+-ignorable characters, trailing dots and spaces, leading ./ and
+    climbs back down still names the surface."""
+    path = prefix + data.draw(_spelled(name)) + rest
+    assert lexical_surface(path) is not None, path
+    assert Policy.allow_all().decide(WRITE, {}, [FileWrite(path=path)]).verdict == "deny"
