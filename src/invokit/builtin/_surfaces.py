@@ -93,6 +93,27 @@ def _git_places(git_dir: str, worktree: str) -> Iterator[tuple[str, str, bool]]:
             yield os.path.join(folder, entry), _GIT_RUNS, False
         for config in ("config", "config.worktree"):
             yield from _config_places(os.path.join(folder, config), worktree, depth=0)
+        yield from _linked_worktrees(folder)
+
+
+def _linked_worktrees(git_dir: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
+    """The ``.git`` files of the repository's other checkouts: linked worktrees (named by
+    ``worktrees/*/gitdir``) and submodules (``modules/*/config`` ``core.worktree``), whose
+    pointer a command could otherwise turn to a planted repository."""
+    for name in _names(os.path.join(git_dir, "worktrees")):
+        pointer = _read(os.path.join(git_dir, "worktrees", name, "gitdir"))
+        if pointer is not None and pointer.strip():
+            target = os.path.join(git_dir, "worktrees", name, pointer.strip())
+            yield target, _GIT_RUNS, False
+    if depth > 3:
+        return
+    for name in _names(os.path.join(git_dir, "modules")):
+        module = os.path.join(git_dir, "modules", name)
+        config = _read(os.path.join(module, "config"))
+        for section, key, value in _config_entries(config or ""):
+            if section == "core" and key == "worktree" and value:
+                yield os.path.join(module, value, ".git"), _GIT_RUNS, False
+        yield from _linked_worktrees(module, depth + 1)
 
 
 def _config_places(path: str, worktree: str, *, depth: int) -> Iterator[tuple[str, str, bool]]:

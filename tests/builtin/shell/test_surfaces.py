@@ -187,3 +187,25 @@ async def test_a_linked_surface_refuses_every_command(root: Path) -> None:
     with pytest.raises(AccessDenied):
         tool.permissions({"command": ["touch", "x"]}, ToolContext(call_id="t"))
     assert not (root / "x").exists()
+
+
+async def test_submodule_and_worktree_pointers_are_read_only(root: Path) -> None:
+    """The .git files of a submodule and of a linked worktree inside the root cannot be turned
+    to a planted repository from the sandbox."""
+    assert _git(root, "add", "a.txt").returncode == 0
+    assert _git(root, "commit", "-q", "-m", "first").returncode == 0
+    assert _git(root, "worktree", "add", "-q", "wt").returncode == 0
+    library = root.parent / "library"
+    library.mkdir()
+    assert _git(library, "init", "-q").returncode == 0
+    assert _git(library, "commit", "-q", "--allow-empty", "-m", "lib").returncode == 0
+    added = _git(
+        root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib"
+    )
+    assert added.returncode == 0, added.stderr
+    tool = _tool(root)
+    for pointer in ("wt/.git", "lib/.git"):
+        before = (root / pointer).read_text()
+        with pytest.raises(ToolFailed):
+            await _run(tool, "cp", "evil/config", pointer)
+        assert (root / pointer).read_text() == before
