@@ -192,10 +192,12 @@ class ToolPolicy:
     def decide(self, args: Mapping[str, Any], requests: Sequence[PermissionRequest]) -> Decision:
         """The verdict on one call with these validated arguments and permission requests."""
         constant = self._constant
-        if (
-            constant is not None
-            and not (self._remote_check and any(type(r) is McpInvoke for r in requests))
-            and not any(request_surface(r, self._root) for r in requests)
+        if constant is not None and (
+            not requests
+            or (
+                not (self._remote_check and any(type(r) is McpInvoke for r in requests))
+                and not any(request_surface(r, self._root) for r in requests)
+            )
         ):
             return constant
         return self._evaluate(args, requests, None)[0]
