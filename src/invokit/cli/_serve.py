@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
             token_source: str | None = None
             auth = _oauth(settings.auth, token=token, new_token=new_token, as_json=as_json)
             if transport == "http" and auth is not None:
-                audience = auth.audience or "the URL below"
+                audience = auth.audience or "the MCP server URL above"
                 token_source = (
                     f"OAuth access tokens from {auth.issuer} for {audience} ([serve.auth])"
                 )
