@@ -144,3 +144,19 @@ async def test_the_sdk_protocol_says_none_for_a_refused_token(issuer: Issuer) ->
     assert await verifier.verify_token("nope") is None
     found = await verifier.verify_token(signed(issuer))
     assert found is not None and found.subject == "alice"
+
+
+async def test_a_malformed_key_in_the_set_is_skipped(issuer: Issuer) -> None:
+    """Keys the library cannot read (a broken modulus, no kty) are left out; the issuer's good
+    key still verifies, and a token naming a broken one is refused, not an error."""
+    issuer.extra_keys = [
+        {"kty": "RSA", "kid": "broken", "n": "!!!", "e": "AQAB"},
+        {"kid": "typeless"},
+        {"kty": "EC", "kid": 7, "crv": "P-256"},
+    ]
+    verifier = verifier_for(issuer)
+    assert (await verifier.access(signed(issuer))).subject == "alice"
+    forged = SigningKey.new().sign(
+        issuer.claims("alice", AUDIENCE, scope="mcp:tools"), kid="broken"
+    )
+    assert "does not publish" in (await rejected(verifier, forged)).description

@@ -88,7 +88,7 @@ class IssuerKeys:
         if made is None:
             try:
                 made = jwt.PyJWK(found, algorithm=found.get("alg") or algorithm)
-            except jwt.PyJWTError:
+            except (jwt.PyJWTError, ValueError, TypeError, KeyError):
                 raise TokenRejected(
                     "invalid_token",
                     f"the token's algorithm ({algorithm}) does not fit its key ({str(kid)[:40]!r})",
@@ -143,7 +143,7 @@ class IssuerKeys:
         for url in metadata_urls(self.issuer):
             try:
                 response = await client.get(url, headers={"accept": "application/json"})
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise _unavailable(f"its metadata at {url} cannot be read: {exc!r}") from None
             if response.status_code != 200:
                 continue
@@ -170,15 +170,15 @@ def _usable(raw: Any) -> bool:
         return False
     try:
         jwt.PyJWK(raw)
-    except jwt.PyJWTError:
-        return False
+    except (jwt.PyJWTError, ValueError, TypeError, KeyError):
+        return False  # a malformed key in the issuer's set is not one of its keys
     return True
 
 
 async def _get_json(client: httpx.AsyncClient, url: str, what: str) -> dict[str, Any]:
     try:
         response = await client.get(url, headers={"accept": "application/json"})
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _unavailable(f"{what} at {url} cannot be read: {exc!r}") from None
     if response.status_code != 200:
         raise _unavailable(f"{what} at {url} answered {response.status_code}")
