@@ -54,6 +54,9 @@ class ApprovalRequest:
     """Why the policy asked."""
     rule: str | None = None
     """The rule that asked; ``None`` when the default did."""
+    protected: str | None = None
+    """What runs or obeys the path this call changes (an execution surface), said for the person;
+    no session grant or "always" rule covers such a call, and none is offered for it."""
     session_id: str | None = None
     project: str | None = None
     """The project of the executor that asked (its ``project``); the approval runs the call
