@@ -142,7 +142,7 @@ def test_a_session_grant_takes_a_confirmation_that_names_it(
     """ "s" does not grant at once: a line names what it covers (the tool, for the rest of the
     session) and waits for "y". A "y" typed on the heels of the "s" (a fast double key) is
     too early to confirm; another key goes back to the question; "s" then "y" grants, and the
-    next write of the session runs without a question."""
+    next write of the session runs without a question, its log line naming the grant."""
     pane, root, _ = terminal
     url = pane.wait_for(URL).group(0)
     confirm = r"grant fs\.write \(this version\) for the rest of\s+session [^?]*\? y confirms"
@@ -179,3 +179,5 @@ def test_a_session_grant_takes_a_confirmation_that_names_it(
     assert (root / "c.txt").read_text() == "c.txt" and (root / "d.txt").read_text() == "d.txt"
     pane.wait_for(r"approved fs\.write \S+ \(session\)")
     assert not re.search(ready("d.txt"), pane.text())
+    # The live log says which grant the second write ran under, who gave it and when.
+    pane.wait_for(r"d\.txt[^\n]*\s+[^\n]*\(session grant g_[0-9a-f]+ by terminal at \d\d:\d\d\)")

@@ -157,6 +157,7 @@ def describe(
             if arguments is not None:
                 line.append(" " + compact(arguments))
             line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
+            _authority(line, data.get("authority"))
         else:
             line.append("done    ", style="bold green")
             line.append(tool, style="bold")
@@ -171,6 +172,7 @@ def describe(
                 if not reason.startswith("allowed"):
                     reason = f"allowed: {reason}" if reason else "allowed"
                 line.append(f"  {reason}", style="dim")
+            _authority(line, data.get("authority"))
         return line
     if kind == "failed":
         # A refusal before the call ran (preflight: a protected path) says so.
@@ -190,6 +192,24 @@ def describe(
             line.append(printable(f" {data.get('kind')} {data.get('id')}"))
         return line
     return None
+
+
+def _authority(line: Text, authority: Any) -> None:
+    """Say which standing answer a call ran under: ``(session grant g_… by ann at 14:02)``."""
+    if not isinstance(authority, Mapping):
+        return
+    kind = "session grant" if authority.get("kind") == "session" else "always rule"
+    said = f"{kind} {authority.get('id')}"
+    by, at = authority.get("by"), authority.get("at")
+    if by is None and at is None:
+        said += " (given elsewhere)"
+    if by is not None:
+        said += f" by {by}"
+    if isinstance(at, int | float):
+        said += " at " + time.strftime("%H:%M", time.localtime(at))
+    # Who gave it may be a name a client sent: one line, its controls shown escaped.
+    flat = printable(said).replace("\n", "\\n").replace("\t", "\\t")
+    line.append(f"  ({flat})", style="cyan")
 
 
 def ansi_line(line: Text, color_system: str | None) -> str:
