@@ -182,10 +182,12 @@ def _covering(
     again = standing_policy(ex, prepared).decide(args, requests)
     if again.verdict != "allow" or not again.standing:
         return None
-    rules = applicable(ex._always, prepared.spec)
+    from invokit.approvals._always import is_pinned
+
+    rules = [r for r in applicable(ex._always, prepared.spec) if not is_pinned(r.rule)]
     # The decision names the rule that decided; when several parts were allowed by several
-    # rules it names one of them, and the first applicable rule stands for the rest.
-    return next((r for r in rules if r.rule == again.rule), None) or rules[0]
+    # rules it names one of them, and the first target rule stands for the rest.
+    return next((r for r in rules if r.rule == again.rule), rules[0] if rules else None)
 
 
 async def remember_scope(
