@@ -109,6 +109,8 @@ def test_a_reason_typed_as_its_question_is_withdrawn_never_answers_the_next(
                 pane.keys("-l", "n")
                 await anyio.to_thread.run_sync(pane.wait_for, f"Reason for denying {ids['a']}")
                 await anyio.to_thread.run_sync(type_slowly, pane, "sh")
+                # Drawn again under the next log line, the prompt shows the reason so far.
+                await anyio.to_thread.run_sync(pane.wait_for, r"reads\s+it\): sh\n")
                 leaving.cancel()  # A's client gives up while its reason is being typed
                 await anyio.to_thread.run_sync(
                     pane.wait_for, rf"withdrawn: [\s\S]*?{re.escape(ids['a'])}"

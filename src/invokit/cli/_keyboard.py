@@ -147,10 +147,12 @@ class KeyReader(LineReader):
             if key == "":  # Enter
                 return True
 
-    async def read_line(self, console: Console) -> str | None:
-        """A line typed now (no typeahead dropped), echoed as it is typed; Enter ends it."""
+    async def read_line(self, console: Console, typed: list[str] | None = None) -> str | None:
+        """A line typed now (no typeahead dropped), echoed as it is typed; Enter ends it.
+        ``typed`` holds the characters so far as they are typed (a prompt drawn again under a
+        log line shows them)."""
         self._cbreak()
-        typed: list[str] = []
+        typed = [] if typed is None else typed
         while True:
             key = await LineReader.read(self)
             if key is None:

@@ -428,9 +428,11 @@ class TerminalApprover:
             style="bold",
         )
         if isinstance(self.reader, KeyReader):
-            # Typed right after "n": nothing here is typeahead for another question.
-            self.board.pin(lambda: prompt)
-            return await self.reader.read_line(self.console)
+            # Typed right after "n": nothing here is typeahead for another question. Drawn
+            # again under a log line, the prompt shows the reason typed so far.
+            typed: list[str] = []
+            self.board.pin(lambda: prompt + Text(_one_line("".join(typed))))
+            return await self.reader.read_line(self.console, typed)
         return await self._ask(lambda ready: prompt)
 
     async def _ask(self, question: Callable[[bool], Text]) -> str | None:
