@@ -583,7 +583,7 @@ async def test_a_protected_call_shows_what_runs_it_and_takes_only_once_or_no(
     )
     request = replace(request, protected="git runs .git/hooks/pre-commit before each commit")
     panel = " ".join(_render(request_panel(request, always=['touch(path="x")'])).split())
-    assert "protected git runs .git/hooks/pre-commit before each commit" in panel
+    assert "runs it git runs .git/hooks/pre-commit before each commit" in panel
     assert "always not offered" in panel and "records" not in panel
     decision = await approver(request)
     shown = out.getvalue()

@@ -176,6 +176,7 @@ def test_dev_opens_the_inspector_with_the_serve_command(
         process.stdout.close()
     assert config["defaultCommand"] == sys.executable
     assert shlex.split(config["defaultArgs"]) == [
+        "-I",
         "-m",
         "invokit.cli",
         "serve",

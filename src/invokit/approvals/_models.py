@@ -95,6 +95,7 @@ class ApprovalRequest:
             requests=tuple(requests),
             reason=decision.reason if decision is not None else "",
             rule=decision.rule if decision is not None else None,
+            protected=decision.protected if decision is not None else None,
             session_id=call.session_id,
             project=project,
             created_at=created,
@@ -159,6 +160,8 @@ class ApprovalRequest:
         }
         if self.trace is not None:
             data["trace"] = dict(self.trace)
+        if self.protected is not None:
+            data["protected"] = self.protected
         return data
 
     @classmethod
@@ -173,12 +176,17 @@ class ApprovalRequest:
             requests=tuple(request_from_dict(r) for r in data.get("requests", ())),
             reason=data.get("reason", ""),
             rule=data.get("rule"),
+            protected=_text(data.get("protected")),
             session_id=data.get("session_id"),
             project=data.get("project"),
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
             trace=_trace(data.get("trace")),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _trace(value: Any) -> dict[str, str] | None:

@@ -175,6 +175,9 @@ class Config:
     """``state = "..."``: where approvals, the audit log and the token live
     (``postgresql://...``, ``sqlite:///DIR`` or a directory; see :mod:`invokit.cli._stores`).
     Kept as written: ``${NAME}`` references are read from the environment when it is used."""
+    allow_surfaces: tuple[str, ...] = ()
+    """``allow_surfaces = [...]``: execution surfaces (root-relative) the tools may change after
+    all, each change asked about with what runs it; added to whichever policy is in use."""
 
 
 def default_config(root: str | os.PathLike[str] = ".") -> Config:
@@ -224,7 +227,9 @@ def parse_config(text: str, *, source: Path) -> Config:
     # The folder the file was found in, links not followed: a link planted as
     # <root>/invokit.toml must not move the root to wherever it points.
     base = Path(os.path.abspath(source)).parent
-    checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp", "state"})
+    checker.keys(
+        document, (), {"root", "serve", "tools", "policy", "mcp", "state", "allow_surfaces"}
+    )
     root_text = checker.string(document, (), "root", default=".")
     root = (base / root_text).resolve()
     tools = checker.table(document, (), "tools")
@@ -261,7 +266,17 @@ def parse_config(text: str, *, source: Path) -> Config:
         serve=_serve(checker, document),
         mcp_servers=_mcp(checker, document),
         state=checker.string(document, (), "state", default=None) or None,
+        allow_surfaces=_surfaces(checker, document),
     )
+
+
+def _surfaces(checker: _Checker, document: Mapping[str, Any]) -> tuple[str, ...]:
+    paths = checker.strings(document, (), "allow_surfaces", default=()) or ()
+    try:
+        Policy(allow_surfaces=paths)  # the policy's own check of each path
+    except PolicyError as exc:
+        raise checker.error(str(exc.args[0]), (), "allow_surfaces") from None
+    return tuple(paths)
 
 
 def _shell(checker: _Checker, tools: Mapping[str, Any]) -> ShellConfig | None:

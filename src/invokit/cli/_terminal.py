@@ -96,8 +96,7 @@ def request_panel(
 
     ``always`` is what an "always" answer records
     (:func:`invokit.approvals.always_rule_preview`), shown in full with the project it applies
-    to; ``None`` says "always" is not offered for this call. A protected call (an execution
-    surface, :attr:`ApprovalRequest.protected`) shows what runs it as a warning.
+    to; ``None`` says "always" is not offered for this call.
     """
     rows = Text()
     rows.append("id        ", style="dim")
@@ -106,16 +105,15 @@ def request_panel(
     rows.append(_one_line(request.tool) + "\n", style="bold")
     rows.append("why       ", style="dim")
     rows.append(_one_line(request.reason or "the policy asks") + "\n")
+    if request.protected is not None:
+        rows.append("runs it   ", style="dim")
+        rows.append(_one_line(request.protected) + "\n", style="bold red")
     for permission in request.requests:
         rows.append("touches   ", style="dim")
         rows.append(touches(permission) + "\n")  # in full, never cut
-    if request.protected is not None:
-        rows.append("protected ", style="bold red")
-        rows.append(_one_line(request.protected), style="bold red")
-        rows.append(" (only once or deny: no grant or rule covers it)\n", style="red")
     rows.append("always    ", style="dim")
-    if request.protected is not None:
-        rows.append("not offered: it changes what another program runs", style="dim")
+    if request.protected is not None:  # whatever a caller passes: never for a surface
+        rows.append("not offered: an execution surface is asked about each time", style="dim")
     elif always:
         project = request.project if request.project is not None else root
         where = f"in project {project}" if project is not None else "in this project"
@@ -230,10 +228,8 @@ class TerminalApprover:
         records), or ``None``: then "always" is not offered (never for a protected call)."""
         from invokit.approvals import always_rule_preview
 
-        if request.protected is not None:
-            return None
         spec = self.spec_of(request)
-        if spec is None:
+        if spec is None or request.protected is not None:
             return None
         try:
             return always_rule_preview(spec, request)
