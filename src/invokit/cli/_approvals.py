@@ -36,8 +36,23 @@ def _targets(request: Any) -> list[str]:
     return [touches(permission) for permission in request.requests]
 
 
+def _caller(request: Any) -> dict[str, str] | None:
+    """Who asked, when the server verified it (``[serve.auth]``): ``{"iss": ..., "sub": ...}``."""
+    from invokit._calls import PRINCIPAL
+
+    who = request.call.metadata.get(PRINCIPAL) if isinstance(request.call.metadata, dict) else None
+    if (
+        isinstance(who, dict)
+        and isinstance(who.get("iss"), str)
+        and isinstance(who.get("sub"), str)
+    ):
+        return {"iss": who["iss"], "sub": who["sub"]}
+    return None
+
+
 def _request_row(request: Any, now: float) -> dict[str, Any]:
     return {
+        "caller": _caller(request),
         "id": request.id,
         "tool": request.tool,
         "targets": _targets(request),
@@ -262,6 +277,11 @@ def _show(record: Any, now: float) -> None:
         ("rule", request.rule or "-"),
         ("project", request.project or "-"),
         ("session", request.session_id or "-"),
+    ]
+    caller = _caller(request)
+    if caller is not None:
+        rows.append(("asked by", f"{caller['sub']} ({caller['iss']})"))
+    rows += [
         ("call id", request.call.id),
         ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),
     ]
