@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from invokit.cli._livelog import describe
+from invokit.cli._livelog import Narrator, describe
 from tests.cli.conftest import Cli
 
 
@@ -66,3 +66,46 @@ def test_the_live_log_line_names_a_session_grant_on_one_line() -> None:
     }
     shown = describe(given_elsewhere)
     assert shown is not None and shown.plain.endswith("(session grant g_9 (given elsewhere))")
+
+
+def test_a_call_run_under_a_grant_is_not_shown_as_asking() -> None:
+    """The policy asked about the call, but a grant covered it and nobody was asked: the log
+    shows one line, how it ended and under which grant, with no "asks" line; a call that
+    does ask a person still shows the "asks" line, followed by its wait."""
+    narrator = Narrator()
+    decided = {"type": "decided", "call_id": "c1", "tool": "fs.write", "time": time.time()}
+    decided["data"] = {"verdict": "ask", "reason": "policy rule 'tag:write' requires approval"}
+    assert narrator.line(decided) is None
+    done = {
+        "type": "completed",
+        "call_id": "c1",
+        "tool": "fs.write",
+        "time": time.time(),
+        "data": {"is_error": False, "duration": 0.0, "authority": {"kind": "session", "id": "g_1"}},
+    }
+    line = narrator.line(done)
+    assert line is not None and "asks" not in line.plain and "\n" not in line.plain
+    assert line.plain.split()[1] == "done" and "(session grant g_1" in line.plain
+    assert narrator.line({**decided, "call_id": "c2"}) is None
+    waiting = {**done, "type": "approval_requested", "call_id": "c2", "data": {"id": "apr_x"}}
+    shown = narrator.line(waiting)
+    assert shown is not None
+    first, second = shown.plain.split("\n")
+    assert first.split()[1] == "asks" and "requires approval" in first
+    assert second.split()[1] == "waiting" and "apr_x" in second
+
+
+def test_the_steps_between_ask_and_outcome_do_not_show_the_ask() -> None:
+    """A started record between the policy's "ask" and the grant-run outcome shows nothing."""
+    narrator = Narrator()
+    base = {"call_id": "c1", "tool": "fs.write", "time": time.time()}
+    assert narrator.line({**base, "type": "decided", "data": {"verdict": "ask"}}) is None
+    assert narrator.line({**base, "type": "started", "data": {}}) is None
+    done = narrator.line(
+        {
+            **base,
+            "type": "completed",
+            "data": {"is_error": False, "authority": {"kind": "always", "id": "rul_1"}},
+        }
+    )
+    assert done is not None and "asks" not in done.plain and "(always rule rul_1" in done.plain
