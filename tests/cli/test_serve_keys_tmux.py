@@ -183,3 +183,4 @@ def test_a_session_grant_takes_a_confirmation_that_names_it(
     assert not re.search(ready("d.txt"), pane.text())
     # The live log says which grant the second write ran under, who gave it and when.
     pane.wait_for(r"d\.txt[^\n]*\s+[^\n]*\(session grant g_[0-9a-f]+ by terminal at \d\d:\d\d\)")
+    assert not re.search(r"asks\s+fs\.write[^\n]*d\.txt", pane.text())  # nobody was asked
