@@ -42,6 +42,8 @@ def pane(tmp_path: Path) -> Iterator[tuple[Pane, Path]]:
 
 
 PROMPT = r"\? (apr_[A-Za-z0-9_-]+) fs\.write (\S+)"
+READY = PROMPT + r"[^\n]*? y/s/a/n: "
+"""A question that takes keys: its keys show once its guard has passed."""
 
 
 def test_banner_live_log_and_an_approval_at_the_keyboard(pane: tuple[Pane, Path]) -> None:
@@ -67,7 +69,7 @@ def test_banner_live_log_and_an_approval_at_the_keyboard(pane: tuple[Pane, Path]
                     answer.append(text_of(result) if result.is_error else "ok")
 
                 group.start_soon(write)
-                await anyio.to_thread.run_sync(terminal.wait_for, PROMPT)
+                await anyio.to_thread.run_sync(terminal.wait_for, READY)
                 screen = terminal.text()
                 assert '"content": "approved by a person"' in screen
                 # "always" shows the rule the executor would record, from the tool's spec
@@ -126,6 +128,9 @@ def test_three_questions_stay_pinned_while_reads_stream_past(pane: tuple[Pane, P
                 terminal.wait_for(rf"Reason for denying {approval_id}")
                 terminal.keys("-l", reason)
                 terminal.keys("Enter")
+            if key == "s":  # a wider answer is confirmed in a second step
+                terminal.wait_for(rf"{approval_id} grant fs\.write [^?]*\? y confirms")
+                terminal.keys("-l", "y")
 
     async def client() -> None:
         async with http_session(url, Asker()) as session, anyio.create_task_group() as group:

@@ -4,6 +4,7 @@ cancelled question decides nothing."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 
@@ -103,7 +104,9 @@ async def test_concurrent_questions_are_asked_one_at_a_time(tmp_path: Path) -> N
         outcomes[name] = await executor.execute(call)
 
     def prompts() -> list[str]:
-        return [line for line in out.getvalue().splitlines() if line.startswith("? ")]
+        # The prompts that take keys (a prompt shows its keys once its guard has passed).
+        lines = out.getvalue().splitlines()
+        return [line for line in lines if line.startswith("? ") and line.rstrip().endswith("/n:")]
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
@@ -181,8 +184,9 @@ async def test_the_open_question_is_pinned_under_log_lines(tmp_path: Path) -> No
 
 
 async def test_always_shows_its_scope_and_records_a_standing_rule(tmp_path: Path) -> None:
-    """The question says what "always" would allow, in which project; answering "a" records
-    exactly that rule, and the same call later runs without asking."""
+    """The question says what "always" would allow, in which project; "a" asks to confirm,
+    naming the rule again, and "y" then records exactly that rule: the same call later runs
+    without asking."""
     reader = PipeReader()
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
@@ -203,6 +207,14 @@ async def test_always_shows_its_scope_and_records_a_standing_rule(tmp_path: Path
             shown = " ".join(out.getvalue().split())
             assert "always records fs.write(write:a.txt) in project /projects/work" in shown
             reader.type("a\n")
+            while "y confirms" not in out.getvalue():  # noqa: ASYNC110 - polls the output
+                await anyio.sleep(0.01)
+            confirm = " ".join(out.getvalue().split())
+            assert "record fs.write(write:a.txt) in project /projects/work, until revoked?" in (
+                confirm
+            )
+            assert (await store.always_rules(project="/projects/work")) == []
+            reader.type("y\n")
     assert (tmp_path / "work" / "a.txt").read_text() == "1"
     again = ToolCall(id="c2", name="fs.write", arguments={"path": "a.txt", "content": "1"})
     asked = out.getvalue().count("y/a/n:")
@@ -222,7 +234,7 @@ async def test_a_cancelled_question_is_withdrawn_and_typeahead_never_answers(
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
     executor = _asking([touch], TerminalApprover(console, reader=reader), approvals=store)
-    with anyio.move_on_after(0.5):
+    with anyio.move_on_after(1.0):
         await executor.execute(
             ToolCall(id="c1", name="touch", arguments={"path": str(tmp_path / "x")})
         )
@@ -463,7 +475,7 @@ async def test_always_shows_the_rule_it_records_and_only_when_one_exists(
     call is not approved by it and no rule is recorded."""
     console, out = _console()
     store = SqliteApprovalStore(tmp_path / "approvals.sqlite3")
-    approver = TerminalApprover(console, reader=Answers("a\n", "n not that\n", "a\n"))
+    approver = TerminalApprover(console, reader=Answers("a\n", "n not that\n", "a\n", "y\n"))
     executor = _asking([tag, touch], approver, approvals=store, project="/projects/p")
     tagged = await executor.execute(
         ToolCall(id="c1", name="tag", arguments={"path": "x", "labels": ["a"]})
@@ -545,7 +557,7 @@ async def test_a_key_pressed_as_a_question_is_withdrawn_does_not_answer_the_next
             reader.type("y\n")
             await anyio.sleep(0.5)
             assert "withdrawn: the caller went away" in out.getvalue()
-            assert "question changed: keys ignored" in out.getvalue()
+            assert "question changed: keys open in" in out.getvalue()
             assert "b" not in outcomes and not (tmp_path / "b").exists()
             await anyio.sleep(0.7)  # the grace period is over
             reader.type("n not this one\n")
@@ -555,3 +567,35 @@ async def test_a_key_pressed_as_a_question_is_withdrawn_does_not_answer_the_next
     assert isinstance(denied, Failed) and "not this one" in denied.result.text
     assert not (tmp_path / "b").exists()
     await executor.aclose()
+
+
+async def test_a_protected_call_shows_what_runs_it_and_takes_only_once_or_no(
+    tmp_path: Path,
+) -> None:
+    """A question about an execution surface shows what runs the path as a warning, offers
+    only "y" and "n", and refuses "s" and "a": no grant or rule is recorded for it."""
+    console, out = _console()
+    store = SqliteApprovalStore(tmp_path / "approvals.sqlite3")
+    approver = TerminalApprover(console, reader=Answers("s\n", "a\n", "y\n"))
+    executor = _asking([touch], approver, approvals=store, project="/projects/p")
+    call = ToolCall(id="c1", name="touch", arguments={"path": "x"}, session_id="s1")
+    request = ApprovalRequest.create(
+        call=call, spec=touch.spec, arguments={"path": "x"}, project="/projects/p"
+    )
+    request = replace(request, protected="git runs .git/hooks/pre-commit before each commit")
+    panel = " ".join(_render(request_panel(request, always=['touch(path="x")'])).split())
+    assert "runs it git runs .git/hooks/pre-commit before each commit" in panel
+    assert "always not offered" in panel and "records" not in panel
+    decision = await approver(request)
+    shown = out.getvalue()
+    assert "y/n:" in shown and "y/s" not in shown and "/a/" not in shown
+    assert shown.count("Please answer with one of: y once · n deny") == 2
+    assert decision.approved and decision.scope == "once"
+    assert await store.always_rules(project="/projects/p") == []
+    await executor.aclose()
+
+
+def _render(panel: object) -> str:
+    console, out = _console()
+    console.print(panel)
+    return out.getvalue()

@@ -1,7 +1,9 @@
 """Reading a person's answers at the terminal without blocking the event loop.
 
 A daemon thread does the blocking read; every line (or key) keeps the time it was finished,
-so input typed before a question appeared never answers it.
+so input typed before a question appeared (or within its guard) never answers it, and the rest
+of a line typed for a question that went away can be read off and thrown away
+(:meth:`LineReader.discard_line`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ class LineReader:
                 return line.rstrip("\r\n")
             # Typed before the question was on screen: not an answer to it.
 
+    async def discard_line(self) -> bool:
+        """Read and throw away the rest of a line being typed (up to its Enter); ``False`` at
+        end of input. A reason whose question went away ends here, never in an answer."""
+        return await LineReader.read(self) is not None
+
 
 class KeyReader(LineReader):
     """Single keys from a terminal: ``y`` answers at once, no Enter needed.
@@ -130,10 +137,22 @@ class KeyReader(LineReader):
             if key is None or key.strip():
                 return key
 
-    async def read_line(self, console: Console) -> str | None:
-        """A line typed now (no typeahead dropped), echoed as it is typed; Enter ends it."""
+    async def discard_line(self) -> bool:
+        """Read keys up to Enter and throw them away (not echoed); ``False`` at end of input."""
         self._cbreak()
-        typed: list[str] = []
+        while True:
+            key = await LineReader.read(self)
+            if key is None:
+                return False
+            if key == "":  # Enter
+                return True
+
+    async def read_line(self, console: Console, typed: list[str] | None = None) -> str | None:
+        """A line typed now (no typeahead dropped), echoed as it is typed; Enter ends it.
+        ``typed`` holds the characters so far as they are typed (a prompt drawn again under a
+        log line shows them)."""
+        self._cbreak()
+        typed = [] if typed is None else typed
         while True:
             key = await LineReader.read(self)
             if key is None:

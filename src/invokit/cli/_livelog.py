@@ -100,6 +100,11 @@ class Line:
             self._parts.append((text, style))
         return self
 
+    def extend(self, other: Line) -> Line:
+        """Add the pieces of ``other``, styles and all."""
+        self._parts.extend(other._parts)
+        return self
+
     @property
     def plain(self) -> str:
         return "".join(text for text, _ in self._parts)
@@ -193,6 +198,7 @@ def describe(
             if arguments is not None:
                 line.append(" " + compact(arguments))
             line.append(printable(f" {data.get('kind')}: {data.get('message', '')}"))
+            _authority(line, data.get("authority"))
         else:
             line.append("done    ", style="bold green")
             line.append(tool, style="bold")
@@ -207,6 +213,7 @@ def describe(
                 if not reason.startswith("allowed"):
                     reason = f"allowed: {reason}" if reason else "allowed"
                 line.append(f"  {reason}", style="dim")
+            _authority(line, data.get("authority"))
         return line
     if kind == "failed":
         # A refusal before the call ran (preflight: a protected path) says so.
@@ -228,6 +235,24 @@ def describe(
     return None
 
 
+def _authority(line: Line, authority: Any) -> None:
+    """Say which standing answer a call ran under: ``(session grant g_… by ann at 14:02)``."""
+    if not isinstance(authority, Mapping):
+        return
+    kind = "session grant" if authority.get("kind") == "session" else "always rule"
+    said = f"{kind} {authority.get('id')}"
+    by, at = authority.get("by"), authority.get("at")
+    if by is None and at is None:
+        said += " (given elsewhere)"
+    if by is not None:
+        said += f" by {by}"
+    if isinstance(at, int | float):
+        said += " at " + time.strftime("%H:%M", time.localtime(at))
+    # Who gave it may be a name a client sent: one line, its controls shown escaped.
+    flat = printable(said)
+    line.append(f"  ({flat})", style="cyan")
+
+
 @functools.lru_cache(maxsize=64)
 def _codes(style: str, color_system: str) -> tuple[str, str]:
     """The ANSI codes that open and close ``style``."""
@@ -244,13 +269,21 @@ def _codes(style: str, color_system: str) -> tuple[str, str]:
     return before, after
 
 
+_AFTER_ASKING = frozenset(
+    ("approval_requested", "approval_resolved", "completed", "failed", "interrupted")
+)
+"""The steps after a policy's "ask" that say how it went: the held "asks" line is shown
+before the first of them (unless a grant ran the call: then the grant is named instead)."""
+
+
 class Narrator:
     """Turns a stream of event records into :func:`describe` lines.
 
     One line for an allowed call, when it ends, with its arguments and its real outcome (done,
     refused by the tool's guard, error): never ``allowed`` for a call that did not run. A call
-    the policy asks about is shown when it asks, and again when it ends; a denied call once
-    (its decision), not again as a failure.
+    the policy asks about is shown when it asks a person (with its next step), and again when
+    it ends; one that a session grant or "always" rule covers is shown once, when it ends,
+    naming that grant or rule; a denied call once (its decision), not again as a failure.
     """
 
     def __init__(self) -> None:
@@ -258,6 +291,7 @@ class Narrator:
         self._decisions: dict[str, Mapping[str, Any]] = {}
         self._denied: set[str] = set()
         self._callers: dict[str, str] = {}
+        self._asks: dict[str, Mapping[str, Any]] = {}
 
     def line(self, record: Mapping[str, Any]) -> Line | None:
         shown = self._line(record)
@@ -273,6 +307,11 @@ class Narrator:
         data: Mapping[str, Any] = record.get("data") or {}
         call_id = str(record.get("call_id"))
         if kind == "received":
+            # A new execution: nothing held for an earlier call of the same id applies to it.
+            self._arguments.pop(call_id, None)
+            self._decisions.pop(call_id, None)
+            self._asks.pop(call_id, None)
+            self._denied.discard(call_id)
             # Who called, when the server verified it ([serve.auth]): named on the call's lines.
             who = data.get("principal")
             if isinstance(who, Mapping) and who.get("sub"):
@@ -288,6 +327,11 @@ class Narrator:
                 return None
             if verdict == "deny":
                 self._denied.add(call_id)
+            if verdict == "ask":
+                # Said when a question is really asked: a call that a session grant or an
+                # "always" rule covers runs without one, and its line names that instead.
+                self._asks[call_id] = record
+                return None
         if kind == "failed" and data.get("kind") == "denied" and call_id in self._denied:
             self._denied.discard(call_id)
             self._arguments.pop(call_id, None)
@@ -300,7 +344,18 @@ class Narrator:
             self._denied.discard(call_id)
             if arguments is None and kind == "failed":
                 arguments = data.get("arguments")
-        return describe(record, arguments, decision)
+        shown = describe(record, arguments, decision)
+        if kind not in _AFTER_ASKING:
+            return shown
+        asked = self._asks.pop(call_id, None)
+        if asked is None or (kind == "completed" and "authority" in data):
+            return shown
+        first = describe(asked, arguments)
+        if first is None or shown is None:
+            return first or shown
+        first.append("\n")
+        first.extend(shown)
+        return first
 
 
 class LiveLog:

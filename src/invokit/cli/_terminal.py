@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 GRACE = 1.0
 """Seconds keys are ignored after the question on screen changed because one was withdrawn."""
 
+GUARD = 0.5
+"""Seconds keys are ignored after a prompt that takes an answer is drawn: a key already on its
+way (typed for what was on screen before) never answers it."""
+
 
 class Board:
     """The bottom of the terminal: log lines above, the open question pinned below them.
@@ -109,12 +113,12 @@ def request_panel(
         rows.append("touches   ", style="dim")
         rows.append(touches(permission) + "\n")  # in full, never cut
     rows.append("always    ", style="dim")
-    if always:
+    if request.protected is not None:  # whatever a caller passes: never for a surface
+        rows.append("not offered: an execution surface is asked about each time", style="dim")
+    elif always:
         project = request.project if request.project is not None else root
         where = f"in project {project}" if project is not None else "in this project"
         rows.append(_exact(f"records {' and '.join(always)} {where}"))
-    elif request.protected is not None:
-        rows.append("not offered: an execution surface is asked about each time", style="dim")
     else:
         rows.append(
             "not offered: no standing rule can name exactly this call (approve it once)",
@@ -144,16 +148,26 @@ class TerminalApprover:
     One question is open at a time; the others queue, and the open one says how many wait.
     Each answer applies to the question on screen, which names its approval id. Answers:
     ``y`` once, ``s`` for the session, ``a`` always (the exact rule and project are shown),
-    ``n`` deny (``n REASON`` says why; the model reads it).
+    ``n`` deny (then a reason for the model; in line mode ``n REASON``).
+
+    Keys are bound to their question:
+
+    * a prompt takes keys only ``guard`` seconds after it was drawn (``grace`` seconds after a
+      withdrawal changed the question on screen); until then it shows no keys and says when
+      they open, and what was typed before is thrown away;
+    * ``s`` and ``a`` reach further than this call, so each takes a second step: a line that
+      names what it covers ("grant fs.write for the rest of this session?") confirmed with
+      ``y`` (after its own guard); any other key goes back to the question;
+    * a reason belongs to its question: when the question goes away while the reason is being
+      typed, the rest of that line, up to Enter, is read off and thrown away before the next
+      question is drawn, never read as an answer;
+    * a question about an execution surface (``ApprovalRequest.protected``) shows what runs
+      the path as a warning and takes only ``y`` or ``n``.
 
     "Always" is offered only when the tool's definition is found in ``registry`` with the
     fingerprint the approval was asked for, and :func:`invokit.approvals.always_rule_preview`
     gives a rule for the call: the panel shows exactly that rule and its project. Otherwise
     ``a`` is not among the keys and is refused.
-
-    When the question on screen is withdrawn (its caller went away, or it expired) and the next
-    one takes its place, keys are ignored for ``grace`` seconds and the prompt says "question
-    changed": a key meant for the withdrawn question never answers the next one.
 
     Args:
         console: where the question is shown.
@@ -164,6 +178,7 @@ class TerminalApprover:
         registry: where the tools' definitions are looked up (the executor's ``registry``;
             it may be set after construction). Without it, "always" is never offered.
         grace: seconds input is ignored after a withdrawal changed the question on screen.
+        guard: seconds input is ignored after a prompt that takes an answer is drawn.
     """
 
     def __init__(
@@ -176,6 +191,7 @@ class TerminalApprover:
         root: Path | None = None,
         registry: Registry | None = None,
         grace: float = GRACE,
+        guard: float = GUARD,
     ) -> None:
         self.console = console
         self.reader = reader or LineReader()
@@ -184,10 +200,15 @@ class TerminalApprover:
         self.root = root
         self.registry = registry
         self.grace = grace
+        self.guard = guard
         self._lock = anyio.Lock()
         self._queued = 0
         self._withdrawn_at: float | None = None
         self._ready_at = 0.0
+        self._typing_reason = False
+        # The id of a withdrawn question whose reason was being typed: the rest of that line
+        # is read off before anything else is asked.
+        self._unfinished: str | None = None
 
     def spec_of(self, request: ApprovalRequest) -> ToolSpec | None:
         """The definition of the tool ``request`` was asked for: found by name in
@@ -205,7 +226,7 @@ class TerminalApprover:
 
     def always_preview(self, request: ApprovalRequest) -> list[str] | None:
         """The rules "always" would record for ``request`` (exactly those the executor
-        records), or ``None``: then "always" is not offered."""
+        records), or ``None``: then "always" is not offered (never for a protected call)."""
         from invokit.approvals import always_rule_preview
 
         spec = self.spec_of(request)
@@ -223,6 +244,8 @@ class TerminalApprover:
             async with self._lock:
                 self._queued -= 1
                 asking = True
+                if self._unfinished is not None:
+                    await self._finish_withdrawn_reason()
                 return await self._question(request)
         except anyio.get_cancelled_exc_class():
             if not asking:
@@ -230,15 +253,42 @@ class TerminalApprover:
             else:
                 # The question on screen goes away: the next one must not take its keys.
                 self._withdrawn_at = time.monotonic()
+                if self._typing_reason:
+                    self._unfinished = request.id
             self.board.unpin()
+            note = (
+                "; the reason being typed for it is thrown away (finish it with Enter)"
+                if self._unfinished == request.id
+                else ""
+            )
             self.board.log(
                 Text(
                     f"withdrawn: the caller went away (or the question expired); "
-                    f"{printable(request.id)} ({_one_line(request.tool)}) will not run from it",
+                    f"{printable(request.id)} ({_one_line(request.tool)}) will not run from it"
+                    + note,
                     style="yellow",
                 )
             )
             raise
+        finally:
+            if asking:
+                self._typing_reason = False
+
+    async def _finish_withdrawn_reason(self) -> None:
+        """Read off, and throw away, the rest of a reason whose question was withdrawn."""
+        gone = printable(self._unfinished or "")
+        self.board.pin(
+            lambda: Text(
+                f"… the reason for {gone} (withdrawn) is thrown away: finish it with Enter, "
+                "then the next question is shown",
+                style="bold yellow",
+            )
+        )
+        try:
+            await self.reader.discard_line()
+        finally:
+            self.board.unpin()
+        self._unfinished = None
 
     async def _question(self, request: ApprovalRequest) -> ApprovalDecision:
         from invokit.approvals import ApprovalDecision
@@ -252,14 +302,14 @@ class TerminalApprover:
             + (["a always"] if always is not None else [])
             + ["n deny"]
         )
-        withdrawn = self._withdrawn_at
-        self._ready_at = withdrawn + self.grace if withdrawn is not None else 0.0
         choices = " · ".join(keys)
         letters = "/".join(k[0] for k in keys)
         how = (
-            "press a key (after n, type a reason for the model, then Enter)"
+            "press a key once the keys show on the prompt; s and a ask to confirm; "
+            "after n, type a reason for the model, then Enter"
             if isinstance(self.reader, KeyReader)
-            else "then Enter (n REASON tells the model why)"
+            else "then Enter, once the keys show on the prompt; s and a ask to confirm "
+            "(n REASON tells the model why)"
         )
         self.console.print(
             request_panel(
@@ -268,25 +318,40 @@ class TerminalApprover:
         )
         try:
             while True:
-                answer = await self._ask(lambda: self._prompt(request, letters))
+                answer = await self._ask(self._prompt(request, letters))
                 if answer is None:
-                    return ApprovalDecision.deny(
-                        "nobody can answer at the terminal (input closed)",
-                        by=self.by,
-                        channel="terminal",
-                    )
+                    return self._closed()
                 word, _, rest = answer.strip().partition(" ")
                 word = word.lower()
                 if word in ("y", "yes", "o", "once"):
                     return self._said(ApprovalDecision.approve("once", by=self.by), request)
                 if session and word in ("s", "session"):
-                    return self._said(ApprovalDecision.approve("session", by=self.by), request)
+                    what = (
+                        f"grant {_one_line(request.tool, 60)} (this version) for the rest of "
+                        f"session {_one_line(request.session_id or '', 40)}"
+                    )
+                    confirmed = await self._confirm(request, what)
+                    if confirmed is None:
+                        return self._closed()
+                    if confirmed:
+                        return self._said(ApprovalDecision.approve("session", by=self.by), request)
+                    continue
                 if always is not None and word in ("a", "always"):
-                    return self._said(ApprovalDecision.approve("always", by=self.by), request)
+                    project = request.project if request.project is not None else self.root
+                    where = f"in project {project}" if project is not None else "here"
+                    what = _exact(f"record {' and '.join(always)} {where}, until revoked")
+                    confirmed = await self._confirm(request, what)
+                    if confirmed is None:
+                        return self._closed()
+                    if confirmed:
+                        return self._said(ApprovalDecision.approve("always", by=self.by), request)
+                    continue
                 if word in ("n", "no", "d", "deny"):
                     reason = rest.strip()
                     if not reason:
+                        self._typing_reason = True
                         reason = (await self._reason(request) or "").strip()
+                        self._typing_reason = False
                     return self._said(
                         ApprovalDecision.deny(reason or "denied at the terminal", by=self.by),
                         request,
@@ -295,20 +360,56 @@ class TerminalApprover:
         finally:
             self.board.unpin()
 
-    def _prompt(self, request: ApprovalRequest, letters: str) -> Text:
-        """The pinned line: which call (its approval id), how many more wait, the keys."""
-        text = Text("? ", style="bold yellow")
-        text.append(f"{request.id} ", style="bold")
-        text.append(_one_line(request.tool, 60), style="bold")
-        if request.requests:
-            text.append(" " + _one_line(request.requests[0].target(), 60))
-        if self._queued:
-            text.append(f" ({self._queued} more waiting)", style="yellow")
-        left = self._ready_at - time.monotonic()
-        if left > 0:
-            text.append(f" (question changed: keys ignored for {left:.1f} s)", style="bold red")
-        text.append(f" {letters}: ", style="bold")
-        return text
+    def _closed(self) -> ApprovalDecision:
+        from invokit.approvals import ApprovalDecision
+
+        return ApprovalDecision.deny(
+            "nobody can answer at the terminal (input closed)", by=self.by, channel="terminal"
+        )
+
+    async def _confirm(self, request: ApprovalRequest, what: str) -> bool | None:
+        """The second step of a wider answer: ``what`` it covers, confirmed with ``y``;
+        ``None`` at end of input."""
+
+        def line(ready: bool) -> Text:
+            text = Text("? ", style="bold yellow")
+            text.append(f"{printable(request.id)} ", style="bold")
+            text.append(what + "?", style="bold")
+            text.append(" y confirms, any other key goes back: " if ready else " (wait)")
+            return text
+
+        answer = await self._ask(line)
+        if answer is None:
+            return None
+        confirmed = answer.strip().lower() in ("y", "yes")
+        self.board.unpin()  # this line is answered: a log line must not draw it again
+        if not confirmed:
+            self.board.log(Text(f"not confirmed: {printable(request.id)} is asked again", "dim"))
+        return confirmed
+
+    def _prompt(self, request: ApprovalRequest, letters: str) -> Callable[[bool], Text]:
+        """The pinned line: which call (its approval id), how many more wait, and the keys
+        once they are open (until then, when they open)."""
+
+        def line(ready: bool) -> Text:
+            text = Text("? ", style="bold yellow")
+            text.append(f"{printable(request.id)} ", style="bold")
+            text.append(_one_line(request.tool, 60), style="bold")
+            if request.requests:
+                text.append(" " + _one_line(request.requests[0].target(), 60))
+            if request.protected is not None:
+                text.append(" (protected)", style="bold red")
+            if self._queued:
+                text.append(f" ({self._queued} more waiting)", style="yellow")
+            if ready:
+                text.append(f" {letters}: ", style="bold")
+                return text
+            left = max(0.0, self._ready_at - time.monotonic())
+            changed = "question changed: " if self._withdrawn_at is not None else ""
+            text.append(f" ({changed}keys open in {left:.1f} s)", style="bold red")
+            return text
+
+        return line
 
     def _said(self, decision: ApprovalDecision, request: ApprovalRequest) -> ApprovalDecision:
         from dataclasses import replace
@@ -324,28 +425,27 @@ class TerminalApprover:
             style="bold",
         )
         if isinstance(self.reader, KeyReader):
-            # Typed right after "n": nothing here is typeahead for another question.
-            self.board.pin(lambda: prompt)
-            return await self.reader.read_line(self.console)
-        return await self._ask(lambda: prompt)
+            # Typed right after "n": nothing here is typeahead for another question. Drawn
+            # again under a log line, the prompt shows the reason typed so far.
+            typed: list[str] = []
+            self.board.pin(lambda: prompt + Text(_one_line("".join(typed))))
+            return await self.reader.read_line(self.console, typed)
+        return await self._ask(lambda ready: prompt)
 
-    async def _ask(self, question: Callable[[], Text]) -> str | None:
-        """Pin ``question`` and read the answer typed after it appeared (and after the grace
-        period of a withdrawal, if the question just changed)."""
+    async def _ask(self, question: Callable[[bool], Text]) -> str | None:
+        """Pin ``question`` and read the answer typed for it: after it was drawn and its guard
+        (``grace`` after a withdrawal changed the question on screen) passed. Until then the
+        question shows no keys; what was typed before is thrown away."""
         drop_typeahead()
-        self.board.pin(question)
         now = time.monotonic()
-        ready = max(now, self._ready_at)
-        if ready <= now:
-            return await self.reader.read(not_before=now)
-        async with anyio.create_task_group() as group:
-
-            async def redraw() -> None:
-                await anyio.sleep(ready - time.monotonic())
-                drop_typeahead()
-                self.board.pin(question)  # the prompt again, without the note
-
-            group.start_soon(redraw)
-            answer = await self.reader.read(not_before=ready)
-            group.cancel_scope.cancel()
-        return answer
+        ready = now + self.guard
+        if self._withdrawn_at is not None:
+            ready = max(ready, self._withdrawn_at + self.grace)
+        self._ready_at = ready
+        if ready > now:
+            self.board.pin(lambda: question(time.monotonic() >= self._ready_at))
+            await anyio.sleep(ready - time.monotonic())
+        self._withdrawn_at = None
+        drop_typeahead()
+        self.board.pin(lambda: question(True))
+        return await self.reader.read(not_before=ready)

@@ -18,6 +18,7 @@ from invokit.exceptions import (
 )
 from invokit.execution import _approving, _standing
 from invokit.execution._artifacts import SpillStore
+from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._deciding import decide, validate_and_decide
 from invokit.execution._events import EventSink
@@ -128,6 +129,8 @@ class Executor(Reporter):
         self._prepared: dict[str, Prepared] = {}
         self.project = project if project is not None else _standing.default_project(self.policy)
         self._always: tuple[StandingRule, ...] = ()
+        # The session grants this executor recorded, by grant id: who gave them and when.
+        self._grants: dict[str, Authority] = {}
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
 
@@ -316,10 +319,23 @@ class Executor(Reporter):
                 return await _approving.ask(
                     self, prepared, call, args, decided.requests, decision, ctx, start
                 )
-            if not isinstance(granted, bool):
+            authority = None
+            if isinstance(granted, Authority):
+                authority = granted
+            else:
                 approved = granted
             await _approving.ran_without(self, call, approved)
-        elif approved is None and prepared.withdraws and not self._asked_never(call):
+            return await self._run(
+                prepared,
+                call,
+                args,
+                ctx,
+                start,
+                approved=approved,
+                decision=decision,
+                authority=authority,
+            )
+        if approved is None and prepared.withdraws and not self._asked_never(call):
             await _approving.ran_without(self, call)
         return await self._run(
             prepared, call, args, ctx, start, approved=approved, decision=decision

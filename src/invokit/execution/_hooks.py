@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.execution import _approving
+from invokit.execution._authority import Authority
 from invokit.execution._outcomes import Completed, Failed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
@@ -107,10 +108,13 @@ async def run_before_hooks(
     if isinstance(checked, Failed):
         return checked
     current, requests, decision = checked
+    authority = None  # what the rewritten arguments run under, decided again here
     if decision.verdict == "ask" and not (approved is not None and approved.arguments == current):
         granted = await _approving.standing_grant(ex, prepared, call, current, requests, decision)
         if granted is None:
             return await _approving.ask(ex, prepared, call, current, requests, decision, ctx, start)
+        if isinstance(granted, Authority):
+            authority = granted
     return await ex._run(
         prepared,
         call,
@@ -120,6 +124,7 @@ async def run_before_hooks(
         approved=approved,
         decision=decision,
         rewritten=True,
+        authority=authority,
     )
 
 

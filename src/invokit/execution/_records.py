@@ -9,6 +9,7 @@ from invokit.exceptions import ArgumentsError
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
+    from invokit.execution._authority import Authority
     from invokit.permissions import Decision
 
 
@@ -57,9 +58,11 @@ def outcome_data(
     error: ErrorInfo | None,
     decision: Decision | None,
     approved: ApprovalRequest | None,
+    authority: Authority | None = None,
 ) -> dict[str, Any]:
     """``completed_data`` from the result's fields: the hot path records these rather than
-    the result, so an audit buffer does not keep every result alive until it is written."""
+    the result, so an audit buffer does not keep every result alive until it is written.
+    ``authority``: the session grant or "always" rule the call ran under, if one did."""
     data: dict[str, Any] = {
         "arguments": args,
         "is_error": is_error,
@@ -74,6 +77,8 @@ def outcome_data(
         data["rule"] = decision.rule
     if approved is not None:
         data["approval_id"] = approved.id
+    if authority is not None:
+        data["authority"] = authority.to_dict()
     return data
 
 

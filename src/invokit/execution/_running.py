@@ -30,6 +30,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
+    from invokit.execution._authority import Authority
     from invokit.execution._executor import Executor
     from invokit.permissions import Decision
 
@@ -45,6 +46,7 @@ async def run(
     approved: ApprovalRequest | None,
     decision: Decision | None,
     rewritten: bool = False,
+    authority: Authority | None = None,
 ) -> Outcome:
     """Steps 6 to 9 for a decided call: hooks, invoke, normalize, limit. ``ctx`` is ``None``
     when none was built yet (the shortest path, a call resumed after its approval); one is made
@@ -103,7 +105,7 @@ async def run(
     fresh = True
     if ex._after:
         result, fresh = await after_hooks(ex, call, result)
-    return finish(ex, prepared, call, args, result, start, decision, approved, fresh)
+    return finish(ex, prepared, call, args, result, start, decision, approved, fresh, authority)
 
 
 async def before_invoke(
@@ -169,11 +171,13 @@ def finish(
     decision: Decision | None,
     approved: ApprovalRequest | None,
     fresh: bool,
+    authority: Authority | None = None,
 ) -> Outcome:
     """Step 8: the output limit; then the approval id on ``result``, its duration, and the
     ``completed`` event. ``fresh``: ``result`` is the one normalizing made and timed in this
     call; it is timed again only when something replaced it since (the limit, an approval id,
-    a hook)."""
+    a hook). ``authority``: the session grant or "always" rule the call ran under, put on the
+    ``completed`` record."""
     content = result.content
     if not (  # one text part within the limit (the common case): what the limit leaves
         len(content) == 1
@@ -204,6 +208,7 @@ def finish(
                 result.error,
                 decision,
                 approved,
+                authority,
             )
         )
     return completed(result)

@@ -35,6 +35,12 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalError, PolicyError
+from invokit.execution._authority import (
+    Authority,
+    grant_id,
+    rule_authority,
+    session_authority,
+)
 from invokit.execution._prepared import Prepared
 from invokit.permissions._requests import PermissionRequest
 from invokit.tools._context import ToolContext
@@ -125,22 +131,20 @@ async def standing_grant(
     args: dict[str, Any],
     requests: tuple[PermissionRequest, ...],
     decision: Decision,
-) -> ApprovalRequest | bool | None:
-    """An approval that already covers this call: an "always" rule of this project, a session
-    grant (not for a ``targeted`` ask), or a request a person approved elsewhere for exactly this
-    call (consumed now)."""
+) -> ApprovalRequest | Authority | None:
+    """An approval that already covers this call: an "always" rule of this project or a
+    session grant (not for a ``targeted`` ask), as the :class:`Authority` the call runs under;
+    or a request a person approved elsewhere for exactly this call (consumed now)."""
     from invokit.execution._approving import emit_resolved
 
     spec = prepared.spec
     try:
         await refresh_standing_rules(ex)
         protected = decision.protected is not None
-        if (
-            not protected
-            and applicable(ex._always, spec)
-            and (pinned_match(ex, spec, args) is not None or _covered(ex, prepared, args, requests))
-        ):
-            return True
+        if not protected and applicable(ex._always, spec):
+            rule = pinned_match(ex, spec, args) or _covering(ex, prepared, args, requests)
+            if rule is not None:
+                return rule_authority(rule)
         if (
             call.session_id is not None
             and not decision.targeted
@@ -149,7 +153,11 @@ async def standing_grant(
                 call.session_id, spec.name, spec.fingerprint, project=ex.project
             )
         ):
-            return True
+            key = grant_id(call.session_id, str(spec.name), spec.fingerprint, ex.project)
+            # Who gave it is known when this executor recorded it; the store keeps no giver.
+            return ex._grants.get(key) or session_authority(
+                call.session_id, str(spec.name), spec.fingerprint, ex.project
+            )
         request = await ex.approvals.find_approved(
             spec.name, spec.fingerprint, canonical_hash(args), call.session_id, project=ex.project
         )
@@ -169,15 +177,22 @@ async def standing_grant(
         return None
 
 
-def _covered(
+def _covering(
     ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
-) -> bool:
-    """Whether a standing rule allows this call (its permission requests, as the decision
-    found them): the policy with the rules decides again, and allows it with a standing rule
-    among the reasons (an allow rule alone does not answer an ask that ``needs_approval``
-    raised)."""
+) -> StandingRule | None:
+    """The standing rule that allows this call (its permission requests, as the decision
+    found them), if one does: the policy with the rules decides again, and allows it with a
+    standing rule among the reasons (an allow rule alone does not answer an ask that
+    ``needs_approval`` raised)."""
     again = standing_policy(ex, prepared).decide(args, requests)
-    return again.verdict == "allow" and again.standing
+    if again.verdict != "allow" or not again.standing:
+        return None
+    from invokit.approvals._always import is_pinned
+
+    rules = [r for r in applicable(ex._always, prepared.spec) if not is_pinned(r.rule)]
+    # The decision names the rule that decided; when several parts were allowed by several
+    # rules it names one of them, and the first target rule stands for the rest.
+    return next((r for r in rules if r.rule == again.rule), rules[0] if rules else None)
 
 
 async def remember_scope(
@@ -206,9 +221,21 @@ async def record_scope(
         return  # approved once, whatever scope was given: each such change is asked about
     session_id = request.call.session_id
     if scope == "session" and session_id is not None:
+        spec = prepared.spec
         await ex.approvals.grant_session(
-            session_id, prepared.spec.name, prepared.spec.fingerprint, project=ex.project
+            session_id, spec.name, spec.fingerprint, project=ex.project
         )
+        by, at = await _decided(ex, request.id)
+        authority = session_authority(
+            session_id,
+            str(spec.name),
+            spec.fingerprint,
+            ex.project,
+            by=by,
+            at=at,
+            approval_id=request.id,
+        )
+        ex._grants[authority.id] = authority
     elif scope == "always":
         rules = standing_rules_for(prepared.spec, request)
         if rules is None:
@@ -231,11 +258,17 @@ async def record_scope(
 
 
 async def _decided_by(ex: Executor, approval_id: str) -> str | None:
+    return (await _decided(ex, approval_id))[0]
+
+
+async def _decided(ex: Executor, approval_id: str) -> tuple[str | None, float | None]:
+    """Who decided the approval, and when (``None`` for what the store does not know)."""
     try:
         record = await ex.approvals.get(approval_id)
     except ApprovalError:
-        return None
-    return record.decision.by if record.decision is not None else None
+        return None, None
+    by = record.decision.by if record.decision is not None else None
+    return by, record.resolved_at
 
 
 def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | None:
