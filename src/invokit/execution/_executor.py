@@ -367,6 +367,8 @@ class Executor(Reporter):
             approval_id = found
         else:
             approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
+        if type(approval_id) is not str and isinstance(approval_id, str):
+            approval_id = str.__str__(approval_id)  # a str subclass is the text it holds
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
             other = await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress

@@ -32,6 +32,8 @@ def value_to_result(call: ToolCall, value: Any, duration: float = 0.0) -> ToolRe
     """
     if type(value) is str:
         return new_text_result(call.id, call.name, value, duration)
+    if isinstance(value, str):  # a str enum member, a ToolName: the text it holds
+        return new_text_result(call.id, call.name, str.__str__(value), duration)
     if isinstance(value, ToolResult):
         # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(
