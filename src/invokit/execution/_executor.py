@@ -111,7 +111,9 @@ class Executor(Reporter):
         self.artifacts: SpillStore = artifacts or ArtifactStore()
         self.registry: Registry = base
         if self._may_spill(base) and self.artifacts.reader().name not in base:
-            self.registry = base.merged([self.artifacts.reader()])
+            # A page, envelope included, within the executor's own limit: never cut again.
+            page = min(20_000, self.limits.output.max_chars)
+            self.registry = base.merged([self.artifacts.reader(page)])
         self._policy: Policy = policy if policy is not None else Policy()
         if approvals is None:
             from invokit.approvals import MemoryApprovalStore
