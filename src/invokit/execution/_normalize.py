@@ -70,7 +70,9 @@ def error_to_result(call: ToolCall, exc: Exception) -> ToolResult:
         return ToolResult.failure(call, "invalid_arguments", str(exc))
     if isinstance(exc, NotJsonSafe):
         return ToolResult.failure(
-            call, "execution_failed", f"The tool returned a value with no JSON form: {exc}"
+            call,
+            "execution_failed",
+            f"The tool returned or yielded a value with no JSON form: {exc}",
         )
     if _is_pydantic_validation_error(exc):
         return ToolResult.failure(
