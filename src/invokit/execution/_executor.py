@@ -132,6 +132,8 @@ class Executor(Reporter):
         self._always: tuple[StandingRule, ...] = ()
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
+        self._set_up: dict[int, Tool] = {}
+        """Every tool this executor set up, so :meth:`aclose` tears each down."""
 
     @property
     def approvals(self) -> ApprovalStore:
@@ -500,12 +502,15 @@ class Executor(Reporter):
         return await _standing.explain_standing(self, prepared, args, requests)
 
     async def aclose(self) -> None:
-        """Tear down tools that were set up, flush and close event sinks and the store."""
-        for item in self.registry:
-            await item.close()
-        for sink in self.sinks:
-            sink.close()
-        await self.approvals.close()
+        """Tear down every tool that was set up (listed or not), each within
+        ``Limits.teardown`` seconds, then flush and close the event sinks and the store. A
+        teardown that fails or hangs is a ``RuntimeWarning``; the rest still close."""
+        from invokit.execution._closing import close_all
+
+        tools = {id(item): item for item in self.registry}
+        tools.update(self._set_up)  # set up behind an unlisted name, or no longer listed
+        self._set_up = {}
+        await close_all(tools.values(), self.sinks, self.approvals, bound=self.limits.teardown)
 
 
 def _traced(registry: Registry, events: Sequence[EventSink]) -> tuple[object, ...]:
