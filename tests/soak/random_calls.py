@@ -207,9 +207,16 @@ class Arguments:
             return value
 
 
-async def soak(calls: int, seed: int, *, progress: Callable[[Tally], None] | None = None) -> Tally:
-    """Run ``calls`` random calls through a fresh executor of every built-in tool."""
-    rng = random.Random(seed)
+async def soak(
+    calls: int,
+    seed: int,
+    *,
+    concurrency: int = 1,
+    progress: Callable[[Tally], None] | None = None,
+) -> Tally:
+    """Run ``calls`` random calls through a fresh executor of every built-in tool,
+    ``concurrency`` at a time. Each call's arguments come from its own generator, seeded by
+    ``seed`` and its index, so a seed gives the same calls however they interleave."""
     tally = Tally()
     root = Path(tempfile.mkdtemp(prefix="invokit-soak-"))
     (root / "a.txt").write_text("hello\n" * 100)
@@ -233,18 +240,28 @@ async def soak(calls: int, seed: int, *, progress: Callable[[Tally], None] | Non
             policy=Policy.allow_all(),
             limits=Limits(timeout=10, output=OutputLimit(max_chars=LIMIT, mode="head_tail")),
         )
-        arguments = Arguments(rng, texts)
         schemas = {spec.name: dict(spec.input_schema) for spec in registry.specs()}
         names = sorted(schemas)
-        try:
-            for index in range(calls):
-                name = rng.choice(names)
-                if rng.random() < 0.01:  # a name no tool has, or not text at all
-                    name = rng.choice(["fs.reed", "", "x" * 100, "fs.read\x00"])
-                args = arguments.for_schema(schemas.get(name, {}))
-                await _one(executor, tally, ToolCall(id=f"s{index}", name=name, arguments=args))
-                if progress is not None and (index + 1) % 10_000 == 0:
+        indexes = iter(range(calls))
+
+        def call_at(index: int) -> ToolCall:
+            rng = random.Random(seed * 1_000_003 + index)
+            name = rng.choice(names)
+            if rng.random() < 0.01:  # a name no tool has
+                name = rng.choice(["fs.reed", "", "x" * 100, "fs.read\x00"])
+            args = Arguments(rng, texts).for_schema(schemas.get(name, {}))
+            return ToolCall(id=f"s{index}", name=name, arguments=args)
+
+        async def worker() -> None:
+            for index in indexes:  # shared: each index is taken by one worker
+                await _one(executor, tally, call_at(index))
+                if progress is not None and tally.calls % 10_000 == 0:
                     progress(tally)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for _ in range(max(1, concurrency)):
+                    group.start_soon(worker)
         finally:
             await executor.aclose()
     return tally
@@ -297,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
     options = parser.parse_args(argv)
     began = time.monotonic()
 
@@ -308,7 +326,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    tally = anyio.run(lambda: soak(options.calls, options.seed, progress=progress))
+    tally = anyio.run(
+        lambda: soak(
+            options.calls, options.seed, concurrency=options.concurrency, progress=progress
+        )
+    )
     print(report(tally, time.monotonic() - began).replace("seed as given", f"seed {options.seed}"))
     return 0 if tally.clean else 1
 
