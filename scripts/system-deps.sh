@@ -10,6 +10,11 @@ for pkg in "$@"; do
     ripgrep) cmd=rg ;;
     *) cmd=$pkg ;;
   esac
+  if [ "$pkg" = libseccomp2 ]; then
+    # A library, not a command: the CPython compose runtime's seccomp filters load it.
+    ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing+=("$pkg")
+    continue
+  fi
   if [ "$pkg" = postgresql ]; then
     # The server binaries are not on PATH: Debian keeps them in /usr/lib/postgresql/<ver>/bin.
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=("$pkg")

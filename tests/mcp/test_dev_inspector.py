@@ -180,6 +180,7 @@ def test_dev_opens_the_inspector_with_the_serve_command(
     assert Path(command).parent == Path(sys.executable).parent
     assert os.path.samefile(command, sys.executable)
     assert shlex.split(config["defaultArgs"]) == [
+        "-I",
         "-m",
         "invokit.cli",
         "serve",

@@ -54,6 +54,9 @@ class ApprovalRequest:
     """Why the policy asked."""
     rule: str | None = None
     """The rule that asked; ``None`` when the default did."""
+    protected: str | None = None
+    """What runs or obeys the path this call changes (an execution surface), said for the person;
+    no session grant or "always" rule covers such a call, and none is offered for it."""
     session_id: str | None = None
     project: str | None = None
     """The project of the executor that asked (its ``project``); the approval runs the call
@@ -92,6 +95,7 @@ class ApprovalRequest:
             requests=tuple(requests),
             reason=decision.reason if decision is not None else "",
             rule=decision.rule if decision is not None else None,
+            protected=decision.protected if decision is not None else None,
             session_id=call.session_id,
             project=project,
             created_at=created,
@@ -156,6 +160,8 @@ class ApprovalRequest:
         }
         if self.trace is not None:
             data["trace"] = dict(self.trace)
+        if self.protected is not None:
+            data["protected"] = self.protected
         return data
 
     @classmethod
@@ -170,12 +176,17 @@ class ApprovalRequest:
             requests=tuple(request_from_dict(r) for r in data.get("requests", ())),
             reason=data.get("reason", ""),
             rule=data.get("rule"),
+            protected=_text(data.get("protected")),
             session_id=data.get("session_id"),
             project=data.get("project"),
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
             trace=_trace(data.get("trace")),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _trace(value: Any) -> dict[str, str] | None:

@@ -36,14 +36,30 @@ def _targets(request: Any) -> list[str]:
     return [touches(permission) for permission in request.requests]
 
 
+def _caller(request: Any) -> dict[str, str] | None:
+    """Who asked, when the server verified it (``[serve.auth]``): ``{"iss": ..., "sub": ...}``."""
+    from invokit._calls import PRINCIPAL
+
+    who = request.call.metadata.get(PRINCIPAL) if isinstance(request.call.metadata, dict) else None
+    if (
+        isinstance(who, dict)
+        and isinstance(who.get("iss"), str)
+        and isinstance(who.get("sub"), str)
+    ):
+        return {"iss": who["iss"], "sub": who["sub"]}
+    return None
+
+
 def _request_row(request: Any, now: float) -> dict[str, Any]:
     return {
+        "caller": _caller(request),
         "id": request.id,
         "tool": request.tool,
         "targets": _targets(request),
         "arguments": request.arguments,
         "reason": request.reason,
         "rule": request.rule,
+        "protected": request.protected,
         "session_id": request.session_id,
         "project": request.project,
         "created_at": request.created_at,
@@ -84,6 +100,11 @@ async def _resolve(
 
     store = _open(state)
     try:
+        if approve and scope != "once":
+            # A change to an execution surface is approved once only, whatever was asked.
+            pending = await store.get(approval_id)
+            if pending.request.protected is not None:
+                scope = "once"
         if approve:
             decision = ApprovalDecision.approve(scope, by=_who(), channel="cli")
         else:
@@ -165,6 +186,8 @@ def register(app: typer.Typer) -> None:
                 for target in row["targets"] or ["(names no target)"]:
                     console.print(inert(f"  touches    {target}"), soft_wrap=True)
                 console.print(inert(f"  why        {row['reason'] or ''}"), soft_wrap=True)
+                if row["protected"]:
+                    console.print(inert(f"  runs it    {row['protected']}"), soft_wrap=True)
                 console.print(
                     inert(f"  arguments  {compact(row['arguments'], 80)}"), soft_wrap=True
                 )
@@ -250,9 +273,15 @@ def _show(record: Any, now: float) -> None:
     rows += [("touches", target) for target in _targets(request)] or [("touches", "-")]
     rows += [
         ("why", request.reason or "the policy asks"),
+        *([("runs it", request.protected)] if request.protected else []),
         ("rule", request.rule or "-"),
         ("project", request.project or "-"),
         ("session", request.session_id or "-"),
+    ]
+    caller = _caller(request)
+    if caller is not None:
+        rows.append(("asked by", f"{caller['sub']} ({caller['iss']})"))
+    rows += [
         ("call id", request.call.id),
         ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
+from invokit._processes import which_outside
 from invokit.cli._livelog import printable
 from invokit.cli._runtime import Setup
 from invokit.cli._tools import tools_table
@@ -32,7 +32,8 @@ def policy_summary(setup: Setup) -> str:
 
 
 def _invokit_command() -> str:
-    found = shutil.which("invokit")
+    # A client runs this later: never a copy found through a relative PATH entry.
+    found = which_outside("invokit")
     if found:
         return found
     return str(Path(sys.executable).with_name("invokit"))

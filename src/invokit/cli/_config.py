@@ -151,6 +151,18 @@ class ServeConfig:
     allowed_origins: tuple[str, ...] = ()
     approval_wait: float = 0.0
     """Seconds a call nobody can be asked about waits for a decision made elsewhere."""
+    auth: AuthConfig | None = None
+    """``[serve.auth]``: serve HTTP as an OAuth 2.1 resource server instead of with the
+    project's token; ``None`` keeps the token."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuthConfig:
+    """The ``[serve.auth]`` table (see ``invokit.mcp.OAuthConfig``, which it becomes)."""
+
+    issuer: str
+    audience: str | None = None
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -175,6 +187,9 @@ class Config:
     """``state = "..."``: where approvals, the audit log and the token live
     (``postgresql://...``, ``sqlite:///DIR`` or a directory; see :mod:`invokit.cli._stores`).
     Kept as written: ``${NAME}`` references are read from the environment when it is used."""
+    allow_surfaces: tuple[str, ...] = ()
+    """``allow_surfaces = [...]``: execution surfaces (root-relative) the tools may change after
+    all, each change asked about with what runs it; added to whichever policy is in use."""
 
 
 def default_config(root: str | os.PathLike[str] = ".") -> Config:
@@ -224,7 +239,9 @@ def parse_config(text: str, *, source: Path) -> Config:
     # The folder the file was found in, links not followed: a link planted as
     # <root>/invokit.toml must not move the root to wherever it points.
     base = Path(os.path.abspath(source)).parent
-    checker.keys(document, (), {"root", "serve", "tools", "policy", "mcp", "state"})
+    checker.keys(
+        document, (), {"root", "serve", "tools", "policy", "mcp", "state", "allow_surfaces"}
+    )
     root_text = checker.string(document, (), "root", default=".")
     root = (base / root_text).resolve()
     tools = checker.table(document, (), "tools")
@@ -261,7 +278,17 @@ def parse_config(text: str, *, source: Path) -> Config:
         serve=_serve(checker, document),
         mcp_servers=_mcp(checker, document),
         state=checker.string(document, (), "state", default=None) or None,
+        allow_surfaces=_surfaces(checker, document),
     )
+
+
+def _surfaces(checker: _Checker, document: Mapping[str, Any]) -> tuple[str, ...]:
+    paths = checker.strings(document, (), "allow_surfaces", default=()) or ()
+    try:
+        Policy(allow_surfaces=paths)  # the policy's own check of each path
+    except PolicyError as exc:
+        raise checker.error(str(exc.args[0]), (), "allow_surfaces") from None
+    return tuple(paths)
 
 
 def _shell(checker: _Checker, tools: Mapping[str, Any]) -> ShellConfig | None:
@@ -299,7 +326,9 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
     where = ("serve",)
     table = checker.table(document, (), "serve")
     checker.keys(
-        table, where, {"transport", "host", "port", "name", "allowed_origins", "approval_wait"}
+        table,
+        where,
+        {"transport", "host", "port", "name", "allowed_origins", "approval_wait", "auth"},
     )
     wait = table.get("approval_wait", 0.0)
     if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
@@ -317,7 +346,30 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
         name=checker.string(table, where, "name", default="invokit"),
         allowed_origins=checker.strings(table, where, "allowed_origins", default=()) or (),
         approval_wait=float(wait),
+        auth=_auth(checker, table) if "auth" in table else None,
     )
+
+
+def _auth(checker: _Checker, serve: Mapping[str, Any]) -> AuthConfig:
+    where = ("serve", "auth")
+    table = checker.table(serve, ("serve",), "auth")
+    checker.keys(table, where, {"issuer", "audience", "scopes"})
+    if "issuer" not in table:
+        raise checker.error("[serve.auth] needs the issuer whose tokens are accepted", where, None)
+    auth = AuthConfig(
+        issuer=checker.string(table, where, "issuer", default=None),
+        audience=checker.string(table, where, "audience", default=None),
+        scopes=checker.strings(table, where, "scopes", default=()) or (),
+    )
+    try:
+        from invokit.mcp._oauth_config import OAuthConfig
+
+        OAuthConfig(issuer=auth.issuer, audience=auth.audience, scopes=auth.scopes)
+    except ImportError:
+        pass  # checked when served (serving HTTP needs the mcp extra anyway)
+    except ValueError as exc:
+        raise checker.error(str(exc), where, None) from None
+    return auth
 
 
 def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfig, ...]:

@@ -210,20 +210,33 @@ def rule_reasons(config: Config, policy: Policy, paths: Iterable[Path]) -> Mappi
 
 
 def default_registry(
-    config: Config, *, allow_shell: Iterable[str] = (), protected: Iterable[Path] = ()
+    config: Config,
+    *,
+    allow_shell: Iterable[str] = (),
+    protected: Iterable[Path] = (),
+    allow_surfaces: Iterable[str] = (),
 ) -> Registry:
     """The built-in tools ``config`` asks for; ``allow_shell`` adds shell allow rules.
 
     ``protected`` (:func:`protected_paths`) are refused by the filesystem tools before anyone is
     asked and mounted read-only in the shell's sandbox; without a sandbox the shell refuses to
-    run while there are any.
+    run while there are any. Execution surfaces are treated alike, except those in
+    ``allow_surfaces`` (the policy's), which the tools mark for the policy to ask about.
     """
+    surfaces = tuple(allow_surfaces)
     protected = tuple(protected)
     from invokit.builtin.filesystem import filesystem
 
     parts: list[Registry] = []
     if config.filesystem:
-        parts.append(filesystem(config.root, writable=config.writable, protected=protected))
+        parts.append(
+            filesystem(
+                config.root,
+                writable=config.writable,
+                protected=protected,
+                allow_surfaces=surfaces,
+            )
+        )
     shell_rules = [*(config.shell.allow if config.shell else ()), *allow_shell]
     if shell_rules:
         from invokit.builtin.shell import shell
@@ -238,6 +251,7 @@ def default_registry(
                     timeout=settings.timeout if settings else 30.0,
                     network=settings.network if settings else False,
                     protected=protected,
+                    allow_surfaces=surfaces,
                 )
             )
         except InvalidToolDefinition as exc:

@@ -248,11 +248,27 @@ class Narrator:
         self._arguments: dict[str, Any] = {}
         self._decisions: dict[str, Mapping[str, Any]] = {}
         self._denied: set[str] = set()
+        self._callers: dict[str, str] = {}
 
     def line(self, record: Mapping[str, Any]) -> Text | None:
+        shown = self._line(record)
+        caller = self._callers.get(str(record.get("call_id")))
+        if shown is not None and caller is not None:
+            shown.append(printable(f"  by {caller}"), style="dim")
+        if record.get("type") in ("completed", "failed"):
+            self._callers.pop(str(record.get("call_id")), None)
+        return shown
+
+    def _line(self, record: Mapping[str, Any]) -> Text | None:
         kind = record.get("type")
         data: Mapping[str, Any] = record.get("data") or {}
         call_id = str(record.get("call_id"))
+        if kind == "received":
+            # Who called, when the server verified it ([serve.auth]): named on the call's lines.
+            who = data.get("principal")
+            if isinstance(who, Mapping) and who.get("sub"):
+                self._callers[call_id] = f"{who.get('sub')} ({who.get('iss')})"
+            return None
         if kind == "validated":
             self._arguments[call_id] = data.get("arguments")
             return None

@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 import site
 import sys
 import sysconfig
@@ -31,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from importlib.machinery import PathFinder, all_suffixes
 from pathlib import Path
 
+from invokit._processes import which_outside
 from invokit.cli._config import Config, ConfigError, McpServerConfig
 
 MISSING = "not found"
@@ -102,7 +102,7 @@ def mcp_paths(server: McpServerConfig) -> tuple[Path, ...]:
     if os.sep in command or (os.altsep and os.altsep in command):
         out.append(Path(os.path.abspath(os.path.expanduser(command))))
     else:
-        found = shutil.which(command)
+        found = which_outside(command)  # as the client looks it up
         if found is not None:
             out.append(Path(os.path.abspath(found)))
     for arg in server.args:

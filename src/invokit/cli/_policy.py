@@ -47,6 +47,7 @@ def explanation_data(explanation: Explanation) -> dict[str, Any]:
         "default": explanation.default,
         "default_used": explanation.default_used,
         "targeted": decision.targeted,
+        "protected": decision.protected,
         "remote": explanation.remote,
         "matches": [
             {
@@ -240,6 +241,15 @@ def register(app: typer.Typer) -> None:
                         console.print(Text(f"         why: {printable(why)}", style="dim"))
                     said = why
             console.print(f"  default {setup.policy.default}", markup=False)
+            for surface in setup.policy.allow_surfaces:
+                console.print(Text(f"  surface {printable(surface)}"))
+                console.print(
+                    Text(
+                        "         why: an execution surface opted in (allow_surfaces): each "
+                        "change asks, no grant covers it",
+                        style="dim",
+                    )
+                )
             if standing:
                 console.print(
                     Text(f"approved always in this project ({printable(project_of(setup))}):")

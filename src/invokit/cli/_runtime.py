@@ -155,7 +155,6 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
     protect = protected_paths(
         config, options.policy, state_dir(create=False), modules=module_files(config)
     )
-    registry = default_registry(config, allow_shell=options.allow_shell, protected=protect)
     if policy_file is not None:
         policy = protected(policy_file, config.root, protect)
         source = str(options.policy)
@@ -165,6 +164,14 @@ def prepare(options: Options, *, interactive: bool | None = None) -> Setup:
     else:
         policy = default_policy(config, protect=protect)
         source = "default"
+    if config.allow_surfaces:
+        policy = policy.with_rules(allow_surfaces=config.allow_surfaces)
+    registry = default_registry(
+        config,
+        allow_shell=options.allow_shell,
+        protected=protect,
+        allow_surfaces=policy.allow_surfaces,
+    )
     return Setup(
         config=config,
         registry=registry,

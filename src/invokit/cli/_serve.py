@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import anyio
 import typer
@@ -41,6 +41,10 @@ from invokit.cli._output import USAGE, fail, reported
 from invokit.cli._roots import ExtraRoot, RootsError, extra_roots, with_extra_roots
 from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
 from invokit.cli._stores import check_reachable
+
+if TYPE_CHECKING:
+    from invokit.cli._config import AuthConfig
+    from invokit.mcp import OAuthConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -182,7 +186,13 @@ def register(app: typer.Typer) -> None:
             check_reachable(setup.state)
             secret: str | None = None
             token_source: str | None = None
-            if transport == "http" and not no_token:
+            auth = _oauth(settings.auth, token=token, new_token=new_token, as_json=as_json)
+            if transport == "http" and auth is not None:
+                audience = auth.audience or "the MCP server URL above"
+                token_source = (
+                    f"OAuth access tokens from {auth.issuer} for {audience} ([serve.auth])"
+                )
+            elif transport == "http" and not no_token:
                 if token:
                     secret, token_source = token, "given with --token or INVOKIT_TOKEN"
                 else:
@@ -205,6 +215,7 @@ def register(app: typer.Typer) -> None:
                 as_json=as_json,
                 compose=compose,
                 approval_wait=wait,
+                auth=auth if transport == "http" else None,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
             # flight are cancelled, and the questions they were waiting on are withdrawn (their
@@ -226,6 +237,24 @@ def register(app: typer.Typer) -> None:
             # The terminal may be gone (hangup): nothing to say, then.
             with contextlib.suppress(OSError):
                 server.console.print(Text("Stopped.", style="bold"))
+
+
+def _oauth(
+    settings: AuthConfig | None, *, token: str | None, new_token: bool, as_json: bool
+) -> OAuthConfig | None:
+    """The resource server's settings from ``[serve.auth]``; a token given too is refused."""
+    if settings is None:
+        return None
+    if token or new_token:
+        fail(
+            "[serve.auth] serves OAuth access tokens: --token, --new-token and INVOKIT_TOKEN "
+            "do not apply",
+            USAGE,
+            as_json=as_json,
+        )
+    from invokit.mcp._oauth_config import OAuthConfig
+
+    return OAuthConfig(issuer=settings.issuer, audience=settings.audience, scopes=settings.scopes)
 
 
 _MCP_MODULES = frozenset({"mcp", "uvicorn", "starlette", "sse_starlette", "httpx", "anyio"})
@@ -337,8 +366,10 @@ class _Server:
         as_json: bool,
         compose: bool = False,
         approval_wait: float = 0.0,
+        auth: OAuthConfig | None = None,
     ) -> None:
         self.compose = compose
+        self.auth = auth
         self.setup = setup
         self.extra_roots = tuple(extra_roots)
         self.approval_wait = approval_wait
@@ -476,4 +507,5 @@ class _Server:
                 ready=serving,
                 token=self.token,
                 approval_wait=self.approval_wait,
+                auth=self.auth,
             )

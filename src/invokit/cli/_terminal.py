@@ -101,6 +101,9 @@ def request_panel(
     rows.append(_one_line(request.tool) + "\n", style="bold")
     rows.append("why       ", style="dim")
     rows.append(_one_line(request.reason or "the policy asks") + "\n")
+    if request.protected is not None:
+        rows.append("runs it   ", style="dim")
+        rows.append(_one_line(request.protected) + "\n", style="bold red")
     for permission in request.requests:
         rows.append("touches   ", style="dim")
         rows.append(touches(permission) + "\n")  # in full, never cut
@@ -109,6 +112,8 @@ def request_panel(
         project = request.project if request.project is not None else root
         where = f"in project {project}" if project is not None else "in this project"
         rows.append(_exact(f"records {' and '.join(always)} {where}"))
+    elif request.protected is not None:
+        rows.append("not offered: an execution surface is asked about each time", style="dim")
     else:
         rows.append(
             "not offered: no standing rule can name exactly this call (approve it once)",
@@ -203,7 +208,7 @@ class TerminalApprover:
         from invokit.approvals import always_rule_preview
 
         spec = self.spec_of(request)
-        if spec is None:
+        if spec is None or request.protected is not None:
             return None
         try:
             return always_rule_preview(spec, request)
@@ -239,7 +244,7 @@ class TerminalApprover:
 
         diff = change_diff(request, self.root) if self.root is not None else None
         always = self.always_preview(request) or None  # no rule: no "always"
-        session = request.session_id is not None
+        session = request.session_id is not None and request.protected is None
         keys = (
             ["y once"]
             + (["s session"] if session else [])

@@ -10,13 +10,23 @@ used: they crash the interpreter at exit, pydantic/monty#821).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from anyio.to_thread import run_sync
 
-from invokit.compose._sandbox import Crashed, Finished, PendingCall, Raise, ScriptLimits, Step
+from invokit._processes import which_outside
+from invokit.compose._sandbox import (
+    Crashed,
+    Finished,
+    PendingCall,
+    Raise,
+    ScriptLimits,
+    Step,
+    cut_print,
+)
 from invokit.exceptions import MissingExtra
 
 NO_OS = (
@@ -31,6 +41,28 @@ def _monty() -> Any:
     except ImportError:
         raise MissingExtra("compose scripts (Monty)", "compose") from None
     return pydantic_monty
+
+
+def worker_binary() -> str | None:
+    """The ``monty`` worker program, as pydantic-monty finds it, but never through a relative
+    ``PATH`` entry (the current folder, often the served root); ``None``: let it decide."""
+    try:
+        from pydantic_monty._binary import find_monty_binary
+    except ImportError:
+        return None
+    try:
+        found = find_monty_binary()
+    except FileNotFoundError:
+        return None
+    if os.path.isabs(found):
+        return found
+    safe = which_outside("monty")
+    if safe is None:
+        raise RuntimeError(
+            f"the monty worker program was found only at {found}, relative to "
+            "the current folder, which is never used"
+        )
+    return safe
 
 
 class MontySandbox:
@@ -50,7 +82,9 @@ class MontySandbox:
     def _get_pool(self) -> Any:
         with self._lock:
             if self._pool is None:
-                pool = _monty().Monty(min_processes=1, max_processes=self._max)
+                pool = _monty().Monty(
+                    binary_path=worker_binary(), min_processes=1, max_processes=self._max
+                )
                 pool.__enter__()
                 self._pool = pool
             return self._pool
@@ -138,13 +172,9 @@ class MontyRun:
         self._session.__enter__()
 
     def _print(self, stream: str, text: str) -> None:
-        room = self._limits.max_print_chars - self._size
-        if room <= 0:
-            return
-        kept = text[:room]
-        if len(kept) < len(text):
-            kept += "\n[print output cut at the limit]\n"
-        self._printed.append(kept)
+        kept = cut_print(text, self._limits.max_print_chars - self._size)
+        if kept:
+            self._printed.append(kept)
         self._size += len(text)
 
     def _start(self) -> Step:

@@ -2,8 +2,14 @@
 
 The sandbox shows only the system's ``/usr`` and the Python installation (read-only), a
 private ``/tmp`` and ``/dev/shm`` (in memory, each at most the script's memory limit), a
-read-only ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, no new
-processes (``RLIMIT_NPROC`` 0, and an audit hook), with memory and CPU time limited. Tool calls
+read-only ``/dev`` and ``/proc``: no project files, no ``/etc``, no network, with memory and CPU
+time limited. What it may not do is refused by the kernel, never by code the script can reach:
+bubblewrap itself starts with an empty environment (so no ``/proc/*/environ`` shows the
+host's), the script runs as uid 65534 in its own user namespace with no capabilities, seccomp
+filters refuse new processes, ``exec`` and sockets (see :mod:`invokit.compose._confine`), and
+``RLIMIT_NPROC`` is 0 (it binds only a non-root host uid: bubblewrap is started as uid 65534
+when invokit runs as root and that uid can reach the interpreter). An audit hook in the shim
+only turns the refusals into clearer messages. Tool calls
 travel as JSON lines over the process's pipes to the host, which runs each through the
 executor. This runtime cannot keep a paused script: a call that needs an approval is answered
 inline when the executor has an approver, and otherwise ends the script with
@@ -12,6 +18,7 @@ inline when the executor has an approver, and otherwise ends the script with
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -24,12 +31,28 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from invokit.compose._confine import (
+    NOBODY,
+    host_user,
+    memfd,
+    no_exec,
+    no_new_processes,
+    say_unfiltered,
+)
 from invokit.compose._python_shim import SHIM
-from invokit.compose._sandbox import Crashed, Finished, PendingCall, Raise, ScriptLimits, Step
+from invokit.compose._sandbox import (
+    Crashed,
+    Finished,
+    PendingCall,
+    Raise,
+    ScriptLimits,
+    Step,
+    cut_print,
+)
 
 
-def _mounts() -> list[str]:
-    """Read-only system folders (links kept as links) and the Python installation."""
+def _mounts(python: str) -> list[str]:
+    """Read-only system folders (links kept as links) and the installation of ``python``."""
     argv: list[str] = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "lib", "lib64", "sbin"):
         path = Path("/") / name
@@ -37,8 +60,8 @@ def _mounts() -> list[str]:
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
-    prefix = Path(sys.base_prefix).resolve()
-    if not str(prefix).startswith("/usr/"):
+    prefix = Path(python).resolve().parent.parent  # <prefix>/bin/python3.x
+    if prefix != Path("/usr") and not str(prefix).startswith("/usr/"):
         argv += ["--ro-bind", str(prefix), str(prefix)]
     return argv
 
@@ -55,22 +78,28 @@ class PythonSandbox:
     def __init__(self, *, python: str | None = None) -> None:
         self.python = python or os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
-    def argv(self, tmp_bytes: int = 64 << 20) -> list[str]:
+    def argv(self, tmp_bytes: int = 64 << 20, seccomp_fd: int | None = None) -> list[str]:
         """The sandbox's command line; ``tmp_bytes``: the size of each in-memory folder the
-        script may write (``/tmp``, ``/dev/shm``), which count against the host's memory."""
+        script may write (``/tmp``, ``/dev/shm``), which count against the host's memory;
+        ``seccomp_fd``: a descriptor holding the BPF program bubblewrap loads."""
         from invokit.builtin.shell._sandbox import find_bwrap, privilege_drops
 
         bwrap = find_bwrap()
         if bwrap is None:
             raise RuntimeError("the python compose runtime needs a working bubblewrap (bwrap)")
+        drops = privilege_drops()
+        if "--unshare-user" in drops:
+            drops = (*drops, "--uid", str(NOBODY), "--gid", str(NOBODY))
+        if seccomp_fd is not None:
+            drops = (*drops, "--seccomp", str(seccomp_fd))
         return [
             bwrap,
-            *_mounts(),
+            *_mounts(self.python),
             "--dev", "/dev", "--proc", "/proc",
             "--size", str(tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--chdir", "/tmp",
-            *privilege_drops(),
+            *drops,
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--clearenv", "--setenv", "PYTHONIOENCODING", "utf-8",
@@ -115,14 +144,32 @@ class PythonRun:
         self._used = 0.0  # the script's own running time so far
 
     async def start(self) -> Step:
-        self._process = await anyio.open_process(
-            # The script's stderr is its print() (the shim's); what it writes to the file
-            # itself is dropped, never mixed into the host's stderr (an MCP client's log).
-            self._sandbox.argv(self._limits.max_memory),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        program = no_new_processes()
+        if program is None:
+            say_unfiltered()
+        seccomp_fd = memfd(program) if program is not None else None
+        user = await host_user(self._sandbox.python)
+        try:
+            self._process = await anyio.open_process(
+                self._sandbox.argv(self._limits.max_memory, seccomp_fd),
+                # The script's stderr is its print() (the shim's); what it writes to the file
+                # itself is dropped, never mixed into the host's stderr (an MCP client's log).
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                # bubblewrap's own init (pid 1 inside) keeps the environment it was started
+                # with, readable at /proc/1/environ: it gets none.
+                env={},
+                cwd="/",
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+                # A non-root host uid, so RLIMIT_NPROC binds (the kernel exempts uid 0).
+                user=user,
+                group=user,
+                extra_groups=() if user is not None else None,
+            )
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         assert self._process.stdout is not None
         from anyio.streams.text import TextReceiveStream
 
@@ -138,6 +185,7 @@ class PythonRun:
                     name: list(getattr(f, "params", ())) for name, f in self._functions.items()
                 },
                 "memory": self._limits.max_memory,
+                "seccomp": base64.b64encode(no_exec() or b"").decode("ascii"),
                 "seconds": max(1, int(self._limits.max_seconds + 0.999)),
             }
         )
@@ -201,7 +249,16 @@ class PythonRun:
                         "reached: memory, CPU time or processes)",
                     )
                     break
-                message = json.loads(line)
+                try:
+                    message = json.loads(line)
+                except (ValueError, RecursionError):
+                    # Written past the shim (nested past the parser's depth, or not JSON).
+                    step = Crashed(
+                        kind="script_error",
+                        error_type="RuntimeError",
+                        message="the script wrote a message the host cannot read; it was stopped",
+                    )
+                    break
                 if "print" in message:
                     self._print(message["print"])
                     continue
@@ -249,9 +306,9 @@ class PythonRun:
         )
 
     def _print(self, text: str) -> None:
-        room = self._limits.max_print_chars - self._size
-        if room > 0:
-            self._printed.append(text[:room])
+        kept = cut_print(text, self._limits.max_print_chars - self._size)
+        if kept:
+            self._printed.append(kept)
         self._size += len(text)
 
 

@@ -1,7 +1,8 @@
 """The program that runs inside the sandbox for :class:`~invokit.compose.PythonSandbox`.
 
-It is sent to ``python -I -S -c`` as text: it limits itself (memory, CPU time, no new
-processes), reads the script and the tool functions' names from stdin, runs the script, and
+It is sent to ``python -I -S -c`` as text: it reads the setup from stdin, installs the seccomp
+filter that refuses ``exec`` (built by the host; see :mod:`invokit.compose._confine`), limits
+itself (memory, CPU time, no new processes), then runs the script, and
 speaks one JSON message per line with the host: ``{"call": ...}`` for a tool call (answered
 with ``{"value": ...}`` or ``{"raise": type, "message": ...}``), ``{"print": text}`` and finally
 ``{"done": value}`` or ``{"error": type, "message": ..., "line": n}``.
@@ -15,6 +16,24 @@ def send(message):
     proto_out.write(json.dumps(message) + "\n")
     proto_out.flush()
 setup = json.loads(proto_in.readline())
+def confine(program):
+    # Before any script code: a seccomp filter stays for the life of the process.
+    import ctypes
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    code = ctypes.create_string_buffer(program, len(program))
+    libc = ctypes.CDLL(None, use_errno=True)
+    fprog = Program(len(program) // 8, ctypes.addressof(code))
+    # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
+if setup.get("seccomp"):
+    import base64
+    try:
+        confine(base64.b64decode(setup["seccomp"]))
+    except BaseException as exc:
+        send({"error": "RuntimeError", "message": "the sandbox could not be set up: " + str(exc)})
+        raise SystemExit(1)
 memory, seconds = setup["memory"], setup["seconds"]
 resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
@@ -41,7 +60,12 @@ def audit(event, args):
 sys.addaudithook(audit)
 def function(name, params):
     def call(*args, **kwargs):
-        send({"call": name, "args": list(args), "kwargs": kwargs})
+        try:
+            message = json.dumps({"call": name, "args": list(args), "kwargs": kwargs})
+        except RecursionError:
+            raise ValueError("invalid_arguments: the arguments nest too deeply to send") from None
+        proto_out.write(message + "\n")
+        proto_out.flush()
         reply = json.loads(proto_in.readline())
         if "raise" in reply:
             kind = getattr(builtins, reply["raise"], RuntimeError)

@@ -71,6 +71,20 @@ class ScriptLimits:
     """``print`` output kept for the result; the rest is cut."""
 
 
+CUT_NOTE = "\n[print output cut at the limit]\n"
+"""Ends the kept part of ``print`` output that reached :attr:`ScriptLimits.max_print_chars`."""
+
+
+def cut_print(text: str, room: int) -> str:
+    """What to keep of ``text`` with ``room`` characters left: all of it, or the part that
+    fits and :data:`CUT_NOTE` (the first time only: past the limit, ``room`` is negative)."""
+    if room < 0:
+        return ""
+    if len(text) <= room:
+        return text
+    return text[:room] + CUT_NOTE
+
+
 @runtime_checkable
 class ScriptRun(Protocol):
     """One running script."""

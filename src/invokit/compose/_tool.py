@@ -257,8 +257,18 @@ class Driver:
         functions = self.tool.functions()
         while True:
             if isinstance(step, Finished):
+                try:
+                    value = _plain(step.value)
+                except _TooDeep:
+                    raise self.failure(
+                        Crashed(
+                            kind="script_error",
+                            error_type="ValueError",
+                            message=f"the script's value nests deeper than {MAX_DEPTH} levels",
+                        )
+                    ) from None
                 return {
-                    "result": _plain(step.value),
+                    "result": value,
                     "printed": self.run.printed(),
                     "tool_calls": self.calls,
                 }
@@ -409,17 +419,35 @@ def bind(
                 message=f"{function.name}() got multiple values for argument {key!r}",
             )
         bound[key] = value
-    return {k: _plain(v) for k, v in bound.items()}
+    try:
+        return {k: _plain(v) for k, v in bound.items()}
+    except _TooDeep:
+        return Raise(
+            error_type="ValueError",
+            message=f"invalid_arguments: the arguments nest deeper than {MAX_DEPTH} levels",
+        )
 
 
-def _plain(value: Any) -> Any:
+MAX_DEPTH = 200
+"""The deepest nesting of a value passed between a script and its tools (past the executor's
+own argument bound, and far from Python's recursion limit, which a deeper value would reach
+in the host)."""
+
+
+class _TooDeep(Exception):
+    """A value nested deeper than :data:`MAX_DEPTH`."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
     """A value as JSON data (tuples as lists); anything else as its text."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if depth >= MAX_DEPTH:
+        raise _TooDeep
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, depth + 1) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
     return str(value)
 
 

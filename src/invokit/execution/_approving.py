@@ -73,6 +73,7 @@ async def ask(
         requests=requests,
         reason=decision.reason,
         rule=decision.rule,
+        protected=decision.protected,
         session_id=call.session_id,
         project=ex.project,
         created_at=now,
@@ -95,6 +96,7 @@ async def ask(
                 "requests": [request_to_dict(r) for r in requests],
                 "reason": decision.reason,
                 "rule": decision.rule,
+                **({"protected": decision.protected} if decision.protected else {}),
             },
         )
     if ex.approver is None:

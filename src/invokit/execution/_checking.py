@@ -137,7 +137,7 @@ async def _standing_cover(
     exactly this call."""
     spec = prepared.spec
     await refresh_standing_rules(ex)
-    if applicable(ex._always, spec):
+    if applicable(ex._always, spec) and decision.protected is None:
         pinned = pinned_match(ex, spec, dict(args))
         if pinned is not None:
             return CallCheck(
@@ -152,6 +152,7 @@ async def _standing_cover(
     if (
         session is not None
         and not decision.targeted
+        and decision.protected is None
         and await ex.approvals.has_session_grant(
             session, spec.name, spec.fingerprint, project=ex.project
         )

@@ -5,6 +5,9 @@ What a person approved for longer than one call, and exactly how far it reaches:
 * a **session grant** covers the approved tool version for the rest of the call's session, but
   never a call that an ``ask`` rule with a body (a target or conditions) asks about
   (``Decision.targeted``): such a call is asked about each time;
+* neither a session grant nor an "always" rule covers a call that changes an execution surface
+  a project opted in (``Decision.protected``), and approving one never records either: each
+  such call is asked about, and what will run the file is named each time;
 * a session grant and a one-time approval given elsewhere are bound to the executor's
   ``project``: an identical call in another project is asked about again;
 * an **"always" rule** says exactly what was approved, for the arguments that actually ran
@@ -131,13 +134,17 @@ async def standing_grant(
     spec = prepared.spec
     try:
         await refresh_standing_rules(ex)
-        if applicable(ex._always, spec) and (
-            pinned_match(ex, spec, args) is not None or _covered(ex, prepared, args, requests)
+        protected = decision.protected is not None
+        if (
+            not protected
+            and applicable(ex._always, spec)
+            and (pinned_match(ex, spec, args) is not None or _covered(ex, prepared, args, requests))
         ):
             return True
         if (
             call.session_id is not None
             and not decision.targeted
+            and not protected
             and await ex.approvals.has_session_grant(
                 call.session_id, spec.name, spec.fingerprint, project=ex.project
             )
@@ -193,7 +200,10 @@ async def record_scope(
     ex: Executor, prepared: Prepared, request: ApprovalRequest, scope: str
 ) -> None:
     """Record a ``session`` grant or the ``always`` rules of an approved request, in this
-    executor's project (and, for a remote tool, bound to its server and pinned version)."""
+    executor's project (and, for a remote tool, bound to its server and pinned version).
+    Nothing is recorded for a request that changes an execution surface (``protected``)."""
+    if request.protected is not None:
+        return  # approved once, whatever scope was given: each such change is asked about
     session_id = request.call.session_id
     if scope == "session" and session_id is not None:
         await ex.approvals.grant_session(
@@ -247,7 +257,7 @@ async def explain_standing(
 
     await refresh_standing_rules(ex)
     explanation = standing_policy(ex, prepared).explain(args, requests)
-    if explanation.decision.verdict != "ask":
+    if explanation.decision.verdict != "ask" or explanation.decision.protected is not None:
         return explanation
     pinned = pinned_match(ex, prepared.spec, args)
     if pinned is None:

@@ -55,6 +55,9 @@ def approval_question(request: ApprovalRequest) -> str:
         "",
         f"Why approval is needed: {printable(request.reason or 'the policy asks', keep_newlines=False)}",
     ]
+    if request.protected:
+        runs = printable(request.protected, keep_newlines=False)
+        lines.append(f"WARNING, an execution surface: {runs}. Approve only this once.")
     if request.rule:
         lines.append(f"Policy rule: {printable(request.rule, keep_newlines=False)}")
     if request.requests:

@@ -54,6 +54,7 @@ from invokit.mcp._elicit import (
 )
 from invokit.mcp._identity import client_identity
 from invokit.mcp._paging import cursor_after, name_in
+from invokit.mcp._principal import PRINCIPAL, Principal, principal_of, principal_session
 from invokit.mcp._progress import ProgressReporter
 from invokit.mcp._roots import ROOTS_STATE, client_roots
 from invokit.mcp._waiting import wait_for_decision
@@ -190,13 +191,18 @@ class ToolServer:
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         roots = await self._client_roots(ctx)
-        session_id, call_id = self._identify(ctx)
+        request = getattr(ctx, "request", None)
+        principal = principal_of(request) if request is not None else None
+        session_id, call_id = self._identify(ctx, principal)
+        metadata: dict[str, Any] = {CLIENT_ROOTS: list(roots)} if roots is not None else {}
+        if principal is not None:
+            metadata[PRINCIPAL] = principal.to_dict()
         call = ToolCall(
             id=call_id,
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
             session_id=session_id,
-            metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
+            metadata=metadata,
         )
         try:
             answer = await self._reported(ctx, call, params)
@@ -452,16 +458,21 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
-    def _identify(self, ctx: Context) -> tuple[str | None, str]:
+    def _identify(self, ctx: Context, principal: Principal | None) -> tuple[str | None, str]:
         """The session id and the call id of a ``tools/call``. Over HTTP a client that names
         itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
         replica; its request ids are only unique per connection, so its call ids carry the
         connection's id too (a cancelled call never withdraws another connection's question).
-        Otherwise the connection is the session and the request id is the call id."""
+        Otherwise the connection is the session (the SDK binds it to the principal that opened
+        it, with auth on) and the request id is the call id; with no connection either (the
+        stateless protocol), an authenticated caller's session is its principal's."""
         request_id = str(ctx.request_id)
         identity = client_identity(getattr(ctx, "request", None))
         if identity is None:
-            return self._session_id(ctx), request_id
+            session = self._session_id(ctx)
+            if session is None and principal is not None:
+                session = principal_session(principal)
+            return session, request_id
         return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
 
     def _session_id(self, ctx: Context) -> str | None:

@@ -11,8 +11,10 @@ call starts the server again.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -27,6 +29,8 @@ import mcp_types as types
 from mcp.client import stdio as sdk
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.message import SessionMessage
+
+from invokit._processes import which_outside
 
 logger = logging.getLogger("invokit.mcp")
 
@@ -137,6 +141,23 @@ def _stderr() -> TextIO:
     return cast(TextIO, subprocess.DEVNULL)
 
 
+def _located(command: str, env: dict[str, str]) -> str:
+    """A bare ``command`` as found on the server's ``PATH``, skipping relative entries (the
+    current folder, often the served root, is never searched).
+
+    Raises:
+        FileNotFoundError: no such program on an absolute ``PATH`` entry.
+    """
+    if os.sep in command:
+        return command
+    found = which_outside(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(
+            errno.ENOENT, "not found on PATH (relative PATH entries are skipped)", command
+        )
+    return found
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
     server: StdioServerParameters,
@@ -153,11 +174,12 @@ async def bounded_stdio_client(
     Raises:
         OSError: the server process cannot be started.
     """
-    command = await sdk._get_executable_command(server.command)
+    env = sdk.get_default_environment() | (server.env or {})
+    command = await sdk._get_executable_command(_located(server.command, env))
     process = await sdk._create_platform_compatible_process(
         command=command,
         args=server.args,
-        env=sdk.get_default_environment() | (server.env or {}),
+        env=env,
         errlog=errlog if errlog is not None else _stderr(),
         cwd=server.cwd,
     )

@@ -26,6 +26,9 @@ class Decision:
     part of this call: a session grant does not cover it, a person answers each such call."""
     standing: bool = False
     """A standing "approve always" rule allowed some part of this call."""
+    protected: str | None = None
+    """For an ``ask`` about a write to an execution surface a project opted back in: what runs
+    or obeys it, for the person. No session grant or "always" rule covers such a call."""
 
     @classmethod
     def allow(cls, reason: str = "", rule: str | None = None) -> Decision:

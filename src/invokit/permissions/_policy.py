@@ -47,6 +47,7 @@ from invokit.permissions._rules import (
     parse_rule,
     remote_server,
 )
+from invokit.permissions._surfaces import Surface, lexical_surface, opted_in
 from invokit.permissions._targets import PathScreen
 
 DefaultMode: TypeAlias = Literal["annotations", "ask", "deny", "allow"]
@@ -89,6 +90,17 @@ def _default(spec: ToolSpec, mode: DefaultMode, remote: str | None = None) -> De
 
 
 _FILE_TYPES = (FileRead, FileWrite, FileDelete)
+_CHANGE_TYPES = (FileWrite, FileDelete)
+
+
+def request_surface(request: PermissionRequest | None, root: str | None) -> Surface | None:
+    """The execution surface a write or delete request changes: as the tool said, or by name."""
+    if type(request) not in _CHANGE_TYPES:
+        return None
+    assert isinstance(request, FileWrite | FileDelete)
+    if request.surface is not None:
+        return Surface(path=request.path, runs=request.surface)
+    return lexical_surface(request.path, root)
 
 
 class _Tier:
@@ -124,6 +136,7 @@ class ToolPolicy:
         "_remote_check",
         "_root",
         "_standing",
+        "_surfaces",
         "_tiers",
         "remote",
         "tool",
@@ -132,6 +145,7 @@ class ToolPolicy:
     def __init__(self, policy: Policy, spec: ToolSpec) -> None:
         self.tool = str(spec.name)
         self._root = policy.root
+        self._surfaces = policy.allow_surfaces
         self.remote = remote_server(spec)
         widen: Callable[[Rule], bool]
         narrow: Callable[[Rule], bool]
@@ -178,8 +192,12 @@ class ToolPolicy:
     def decide(self, args: Mapping[str, Any], requests: Sequence[PermissionRequest]) -> Decision:
         """The verdict on one call with these validated arguments and permission requests."""
         constant = self._constant
-        if constant is not None and not (
-            self._remote_check and any(type(r) is McpInvoke for r in requests)
+        if constant is not None and (
+            not requests
+            or (
+                not (self._remote_check and any(type(r) is McpInvoke for r in requests))
+                and not any(request_surface(r, self._root) for r in requests)
+            )
         ):
             return constant
         return self._evaluate(args, requests, None)[0]
@@ -227,10 +245,12 @@ class ToolPolicy:
         subjects: Iterable[PermissionRequest | None] = requests or (None,)
         worst: tuple[Decision, bool] | None = None
         targeted = standing = False
+        protected: str | None = None
         for subject in subjects:
             decided = self._subject(args, subject, trace)
             targeted = targeted or decided[0].targeted
             standing = standing or decided[0].standing
+            protected = protected or decided[0].protected
             if worst is None or RANK[decided[0].verdict] > RANK[worst[0].verdict]:
                 worst = decided
             if worst[0].verdict == "deny" and trace is None:
@@ -240,9 +260,21 @@ class ToolPolicy:
         if decision.verdict == "deny":
             # Nothing covers a denied call; the flags would depend on how far the search went.
             return worst
-        if (targeted and not decision.targeted) or (standing and not decision.standing):
-            # Any part of the call asked about by name keeps a session grant from covering it.
-            decision = replace(decision, targeted=targeted, standing=standing)
+        if (
+            (targeted and not decision.targeted)
+            or (standing and not decision.standing)
+            or (protected and not decision.protected)
+        ):
+            # Any part of the call asked about by name keeps a session grant from covering it;
+            # a protected part is asked about (an execution surface outranks any allow).
+            verdict: Verdict = "ask" if protected else decision.verdict
+            decision = replace(
+                decision,
+                verdict=verdict,
+                targeted=targeted,
+                standing=standing and not protected,
+                protected=protected,
+            )
             return decision, worst[1]
         return worst
 
@@ -253,6 +285,9 @@ class ToolPolicy:
         trace: list[RuleMatch] | None,
     ) -> tuple[Decision, bool]:
         root = self._root
+        surface = request_surface(subject, root)
+        if surface is not None:
+            return self._on_surface(args, subject, surface, trace), False
         found: Decision | None = None
         file = subject if isinstance(subject, _FILE_TYPES) else None
         for tier in self._tiers:
@@ -312,6 +347,38 @@ class ToolPolicy:
             default = Decision(verdict=default.verdict, reason=default.reason + on)
         return default, True
 
+    def _on_surface(
+        self,
+        args: Mapping[str, Any],
+        subject: PermissionRequest | None,
+        surface: Surface,
+        trace: list[RuleMatch] | None,
+    ) -> Decision:
+        """A change to an execution surface: a deny rule still denies; else it asks (each
+        time, no grant covers it) when the project opted the path in, and is denied when not."""
+        assert isinstance(subject, FileWrite | FileDelete)
+        shown = describe(subject)
+        for rule in self._deny:
+            if rule.has_body and not rule.matches(args, subject, self._root):
+                continue
+            if trace is not None:
+                trace.append(
+                    RuleMatch(rule=rule.text, verdict="deny", subject=shown, decisive=False)
+                )
+            return self._decision(rule, "deny", shown)
+        if opted_in(subject.path, self._surfaces, self._root):
+            return Decision(
+                verdict="ask",
+                reason=f"{subject.path!r} is an execution surface ({surface.runs}); this "
+                "project opted it in (allow_surfaces), so each change asks",
+                targeted=True,
+                protected=surface.runs,
+            )
+        return Decision.deny(
+            f"{subject.path!r} is an execution surface ({surface.runs}), so no tool changes it; "
+            "a project that needs it opts it in with [policy] allow_surfaces"
+        )
+
     def _decision(self, rule: Rule, verdict: Verdict, shown: str | None) -> Decision:
         on = f" ({shown})" if shown else ""
         if verdict == "deny":
@@ -335,6 +402,22 @@ class ToolPolicy:
                 f"{self.tool} needs approval (needs_approval), although rule {rule.text!r} allows it"
             )
         return Decision.allow(f"allowed by policy rule {rule.text!r}{on}", rule.text)
+
+
+def _surface_paths(paths: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(paths, str):
+        raise PolicyError(f"allow_surfaces must be a list of paths, not one string ({paths!r})")
+    kept: list[str] = []
+    for path in paths:
+        if not isinstance(path, str) or not path.strip("/. ") or path.startswith("/"):
+            raise PolicyError(
+                f"allow_surfaces holds root-relative paths such as '.vscode/settings.json', "
+                f"not {path!r}"
+            )
+        if ".." in path.split("/"):
+            raise PolicyError(f"allow_surfaces path {path!r} must not climb with '..'")
+        kept.append(posixpath.normpath(path))
+    return tuple(kept)
 
 
 def _parse(rules: Iterable[str], verdict: Verdict, *, standing: bool = False) -> tuple[Rule, ...]:
@@ -361,12 +444,27 @@ class Policy:
             rules and ``needs_approval``, never a ``deny``.
         quotas: how often the tools they cover may run (:class:`~invokit.Quota`, each with a
             ``tool`` glob or a ``tag``); checked after approval, before the call runs.
+        allow_surfaces: execution surfaces (root-relative paths, each with all below it) that
+            tools may change after all: each such change asks, with a warning that names what
+            runs it, and no session grant or "always" rule covers it. Every other write or
+            delete of a surface (``.git/``, ``.vscode/`` ...; see ``docs/policy.md``) is denied
+            whatever the rules say.
 
     Raises:
         PolicyError: a rule cannot be parsed or an option is wrong.
     """
 
-    __slots__ = ("_allow", "_ask", "_cache", "_deny", "_standing", "default", "quotas", "root")
+    __slots__ = (
+        "_allow",
+        "_ask",
+        "_cache",
+        "_deny",
+        "_standing",
+        "allow_surfaces",
+        "default",
+        "quotas",
+        "root",
+    )
 
     def __init__(
         self,
@@ -378,6 +476,7 @@ class Policy:
         default: DefaultMode = "annotations",
         extra_allow: Iterable[str] = (),
         quotas: Iterable[Quota] = (),
+        allow_surfaces: Iterable[str] = (),
     ) -> None:
         if default not in DEFAULT_MODES:
             raise PolicyError(f"default must be one of {', '.join(DEFAULT_MODES)}, not {default!r}")
@@ -391,6 +490,7 @@ class Policy:
             self.root = posixpath.normpath(Path(os.path.abspath(root)).as_posix())
         self._cache: dict[int, tuple[ToolSpec, ToolPolicy]] = {}
         self.quotas: tuple[Quota, ...] = tuple(quotas)
+        self.allow_surfaces: tuple[str, ...] = _surface_paths(allow_surfaces)
         for quota in self.quotas:
             if not isinstance(quota, Quota) or (
                 quota.tool is None and quota.tag is None and quota.rule is None
@@ -477,8 +577,10 @@ class Policy:
         ask: Iterable[str] = (),
         deny: Iterable[str] = (),
         extra_allow: Iterable[str] = (),
+        allow_surfaces: Iterable[str] = (),
     ) -> Policy:
-        """A copy with more rules; ``extra_allow`` adds standing "approve always" rules."""
+        """A copy with more rules; ``extra_allow`` adds standing "approve always" rules and
+        ``allow_surfaces`` more opted-in execution surfaces."""
         copy = Policy.__new__(Policy)
         copy._allow = self._allow + _parse(allow, "allow")
         copy._ask = self._ask + _parse(ask, "ask")
@@ -488,6 +590,8 @@ class Policy:
         copy.root = self.root
         copy._cache = {}
         copy.quotas = self.quotas
+        added = tuple(p for p in _surface_paths(allow_surfaces) if p not in self.allow_surfaces)
+        copy.allow_surfaces = self.allow_surfaces + added
         return copy
 
     def with_standing(self, rules: Iterable[RecordedRule]) -> Policy:
@@ -527,6 +631,8 @@ class Policy:
             data["root"] = self.root
         if self.quotas:
             data["quota"] = [quota_to_dict(q) for q in self.quotas]
+        if self.allow_surfaces:
+            data["allow_surfaces"] = list(self.allow_surfaces)
         return data
 
     def __repr__(self) -> str:

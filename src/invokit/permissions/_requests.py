@@ -23,6 +23,9 @@ class FileWrite:
 
     kind: ClassVar[str] = "file_write"
     path: str
+    surface: str | None = None
+    """What runs or obeys ``path`` when it is an execution surface (a tool that found one says
+    so, for the policy to refuse or ask); it can only restrict, never allow."""
 
     def target(self) -> str:
         return self.path
@@ -34,6 +37,9 @@ class FileDelete:
 
     kind: ClassVar[str] = "file_delete"
     path: str
+    surface: str | None = None
+    """What runs or obeys ``path`` when it is an execution surface (a tool that found one says
+    so, for the policy to refuse or ask); it can only restrict, never allow."""
 
     def target(self) -> str:
         return self.path
@@ -108,6 +114,8 @@ def request_to_dict(request: PermissionRequest) -> dict[str, Any]:
     data: dict[str, Any] = {"kind": request.kind}
     for name in request.__dataclass_fields__:
         value = getattr(request, name)
+        if name == "surface" and value is None:
+            continue  # most writes touch no surface; keep their JSON as it was
         data[name] = list(value) if isinstance(value, tuple) else value
     return data
 

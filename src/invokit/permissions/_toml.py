@@ -20,7 +20,7 @@ from invokit.permissions._quotas import parse_quotas
 from invokit.permissions._rules import RuleSyntaxError, parse_rule
 
 RULE_KEYS = ("allow", "ask", "deny", "extra_allow")
-KEYS = (*RULE_KEYS, "default", "root", "quota")
+KEYS = (*RULE_KEYS, "default", "root", "quota", "allow_surfaces")
 
 Locate = Callable[[str, str | None], int | None]
 
@@ -112,15 +112,28 @@ def load_mapping(
     if root is not None and base_dir is not None and not os.path.isabs(root):
         root = str(base_dir / root)
     quotas = parse_quotas(data.get("quota", []), source=source)
-    return Policy(
-        quotas=quotas,
-        allow=rules["allow"],
-        ask=rules["ask"],
-        deny=rules["deny"],
-        extra_allow=rules["extra_allow"],
-        default=default,
-        root=root,
-    )
+    surfaces = data.get("allow_surfaces", [])
+    if not isinstance(surfaces, list) or not all(isinstance(v, str) for v in surfaces):
+        raise PolicyError(
+            "allow_surfaces must be a list of root-relative paths",
+            source=source,
+            line=locate("allow_surfaces", None),
+        )
+    try:
+        return Policy(
+            quotas=quotas,
+            allow=rules["allow"],
+            ask=rules["ask"],
+            deny=rules["deny"],
+            extra_allow=rules["extra_allow"],
+            default=default,
+            root=root,
+            allow_surfaces=surfaces,
+        )
+    except PolicyError as exc:
+        raise PolicyError(
+            str(exc.args[0]), source=source, line=locate("allow_surfaces", None)
+        ) from None
 
 
 def load_text(text: str, *, source: str = "<string>", base_dir: Path | None = None) -> Policy:

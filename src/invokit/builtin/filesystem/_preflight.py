@@ -3,7 +3,9 @@
 A person should only ever be asked about a call that would run. So each tool's
 ``permissions()`` refuses here what can be told without running it: a path that is absolute,
 climbs with ``..`` or goes through a link (the jail never follows one), content that is not a
-regular file, a file too large to edit, and any change to a protected path. The same guards run
+regular file, a file too large to edit, and any change to a protected path or to an execution
+surface not opted in (a surface opted in is marked on its request, for the policy to ask about
+each time). The same guards run
 again when the tool runs: this is the early answer, the jail stays the second line of defence.
 """
 
@@ -18,6 +20,7 @@ from typing import Any, Literal
 from invokit.builtin.filesystem._jail import Jail, symlink_denied
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.builtin.filesystem._protected import ProtectedPaths
+from invokit.builtin.filesystem._surfaces import SurfaceGuard
 from invokit.builtin.filesystem._writing import MAX_EDIT_BYTES
 from invokit.exceptions import ToolFailed
 from invokit.permissions import FileDelete, FileRead, FileWrite, PermissionRequest
@@ -32,11 +35,20 @@ Declare = Callable[[Mapping[str, Any]], list[PermissionRequest]]
 
 
 class Preflight:
-    """The static checks of one toolset, over its jail and its protected paths."""
+    """The static checks of one toolset, over its jail, its protected paths and its execution
+    surfaces."""
 
-    def __init__(self, jail: Jail, protected: ProtectedPaths, *, absolute: bool = False) -> None:
+    def __init__(
+        self,
+        jail: Jail,
+        protected: ProtectedPaths,
+        *,
+        surfaces: SurfaceGuard,
+        absolute: bool = False,
+    ) -> None:
         self.jail = jail
         self.protected = protected
+        self.surfaces = surfaces
         self.absolute = absolute
         """Permission requests name paths absolute (``/srv/docs/a.md``), not root-relative."""
 
@@ -63,10 +75,11 @@ class Preflight:
         max_size = MAX_EDIT_BYTES if read_too else None
 
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
-            path = self.named(self.check(args["path"], final, change=action, max_size=max_size))
+            checked = self.check(args["path"], final, change=action, max_size=max_size)
+            path, surface = self.named(checked), self.surfaces.check_change(checked, action)
             if read_too:
-                return [FileRead(path=path), FileWrite(path=path)]
-            return [FileWrite(path=path)]
+                return [FileRead(path=path), FileWrite(path=path, surface=surface)]
+            return [FileWrite(path=path, surface=surface)]
 
         return declare
 
@@ -75,7 +88,8 @@ class Preflight:
 
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
             path = self.check(args["path"], "entry", change="delete")
-            return [FileDelete(path=self.named(path))]
+            surface = self.surfaces.check_change(path, "delete")
+            return [FileDelete(path=self.named(path), surface=surface)]
 
         return declare
 
@@ -85,7 +99,12 @@ class Preflight:
         def declare(args: Mapping[str, Any]) -> list[PermissionRequest]:
             source = self.check(args["path"], "entry", change="move away")
             target = self.check(args["destination"], "entry", change="move onto")
-            return [FileDelete(path=self.named(source)), FileWrite(path=self.named(target))]
+            away = self.surfaces.check_change(source, "move away")
+            onto = self.surfaces.check_change(target, "move onto")
+            return [
+                FileDelete(path=self.named(source), surface=away),
+                FileWrite(path=self.named(target), surface=onto),
+            ]
 
         return declare
 
@@ -112,12 +131,15 @@ class Preflight:
         parts = split_relative(path)
         if change is not None:
             self.protected.check_change(path, change)
+            self.surfaces.check_change(path, change)
         self._walk(parts, final, max_size)
         return display(parts)
 
     def check_change(self, path: str, action: str) -> None:
-        """The protected-path rule alone: the run-time second line of defence."""
+        """The protected-path and execution-surface rules alone: the run-time second line of
+        defence."""
         self.protected.check_change(path, action)
+        self.surfaces.check_change(path, action)
 
     def _walk(self, parts: tuple[str, ...], final: Final, max_size: int | None) -> None:
         self.jail.root_fd()  # a root that cannot be opened is the answer now

@@ -38,7 +38,6 @@ import heapq
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -47,6 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Literal
 
+from invokit._processes import which_outside
 from invokit.builtin.filesystem import _search_worker
 from invokit.builtin.filesystem._cancel import StopSignal
 from invokit.builtin.filesystem._globbing import compile_component, compile_glob
@@ -131,7 +131,7 @@ class SearchQuery:
 def search(jail: Jail, query: SearchQuery, *, engine: Engine, stop: StopSignal) -> SearchResult:
     """Run ``query`` below the root; see the module docstring for the rules both engines keep."""
     status = jail.lstat(query.base)
-    rg = shutil.which("rg") if engine != "python" else None
+    rg = which_outside("rg", [jail.resolved_root]) if engine != "python" else None
     if engine == "ripgrep" and rg is None:
         raise ToolError("ripgrep (rg) is not installed", kind="unavailable")
     if rg is not None:

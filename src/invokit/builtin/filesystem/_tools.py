@@ -47,6 +47,7 @@ from invokit.builtin.filesystem._results import (
 )
 from invokit.builtin.filesystem._roots import RootedTool
 from invokit.builtin.filesystem._search import Engine, SearchQuery, search
+from invokit.builtin.filesystem._surfaces import SurfaceGuard
 from invokit.builtin.filesystem._walk import walk
 from invokit.builtin.filesystem._writing import (
     delete_entry,
@@ -88,6 +89,7 @@ def filesystem(
     output_limit: OutputLimit | None = None,
     protected: Iterable[str | os.PathLike[str]] = (),
     absolute_requests: bool = False,
+    allow_surfaces: Iterable[str] = (),
 ) -> ToolRegistry:
     """The filesystem toolset: ``fs.read``, ``fs.list``, ``fs.glob``, ``fs.search``, ``fs.stat``,
     and, when ``writable``, ``fs.write``, ``fs.edit``, ``fs.move``, ``fs.delete``, ``fs.mkdir``.
@@ -119,11 +121,24 @@ def filesystem(
             ``FileWrite``, ``FileDelete``), so that policy rules, approvals and the audit log
             tell this root's files from another's when several roots are served side by side.
             Tools still take and return root-relative paths.
+        allow_surfaces: execution surfaces (root-relative, each with all below it) the tools
+            may change after all. Every other change to one (``.git`` and what git finds
+            through it, ``.vscode/``, ``.claude/``, ``.envrc`` ...; see ``docs/policy.md``) is
+            refused (``AccessDenied``, reason ``execution_surface``) before anyone is asked;
+            one of these is marked on its request, so that the policy asks about each change
+            (give the policy the same list: ``Policy(allow_surfaces=...)``).
     """
     if max_read_bytes < 1 or max_entries < 1:
         raise ValueError("max_read_bytes and max_entries must be positive")
+    if isinstance(allow_surfaces, str):
+        raise ValueError("allow_surfaces is a list of paths, not one string")
     jail = Jail(root, allow_hard_links=allow_hard_links)
-    checks = Preflight(jail, ProtectedPaths(root, protected), absolute=absolute_requests)
+    checks = Preflight(
+        jail,
+        ProtectedPaths(root, protected),
+        surfaces=SurfaceGuard(root, allow_surfaces),
+        absolute=absolute_requests,
+    )
     factory = _Factory(namespace=namespace, output_limit=output_limit, jail=jail)
     reader = factory.reader
     # A page of fs.read fits the output limit it will be measured against (the executor's, in

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from invokit.builtin._surfaces import FoundSurface
 from invokit.builtin.shell._command import excerpt, parse_command, shown_argv
 from invokit.builtin.shell._flags import find_refusal
-from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts
+from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts, surface_paths
 from invokit.builtin.shell._rules import Resolved
 from invokit.builtin.shell._sandbox import SYSTEM_PATHS
 from invokit.builtin.shell._settings import ShellSettings
@@ -41,7 +42,11 @@ class Checked:
     bwrap: str | None
     """The bubblewrap to run it in, or ``None`` for no sandbox."""
     mounts: ProtectedMounts
-    """The read-only mounts that keep the protected paths as they are."""
+    """The read-only mounts that keep the protected paths and execution surfaces as they are."""
+    surfaces: tuple[Path, ...] = ()
+    """The execution surfaces mounted read-only."""
+    opted_in: tuple[FoundSurface, ...] = ()
+    """The execution surfaces the project opted in, left writable."""
 
 
 def check(
@@ -84,15 +89,23 @@ def check(
         raise _unprotected(settings)
     if bwrap is not None:
         _check_visible(settings, resolved)
-    # A read-only root needs no mounts on top; a writable one gets the protected paths
-    # read-only over it.
+    # A read-only root needs no mounts on top; a writable one gets the protected paths and
+    # the execution surfaces read-only over it.
+    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces)
     mounts = (
-        protected_mounts(settings.root, settings.protected)
+        protected_mounts(settings.root, (*settings.protected, *surfaces))
         if settings.writable
         else ProtectedMounts(folders=(), entries=())
     )
     return Checked(
-        argv=argv, workdir=workdir, resolved=resolved, env=env, bwrap=bwrap, mounts=mounts
+        argv=argv,
+        workdir=workdir,
+        resolved=resolved,
+        env=env,
+        bwrap=bwrap,
+        mounts=mounts,
+        surfaces=surfaces if settings.writable and bwrap is not None else (),
+        opted_in=opted,
     )
 
 

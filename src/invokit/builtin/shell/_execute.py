@@ -26,6 +26,7 @@ from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
 from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
+from invokit.permissions._surfaces import surface_parts
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
 
@@ -100,6 +101,7 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
         kill_process_tree(pid, marker=marker, leader_alive=alive)
 
     if bwrap is not None:
+        before = _surface_names(settings.root) if settings.writable else set()
         read_end, write_end = os.pipe()
         try:
             full_argv = bwrap_argv(
@@ -127,7 +129,8 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
             detail = outcome.stderr.decode("utf-8", "replace").strip()
             raise ToolFailed(f"The sandbox failed to start: {detail}", kind="sandbox_failed")
         exit_code = status.exit_code
-        return _report(argv, outcome, exit_code, sandbox="bubblewrap", note=None)
+        note = _surface_note(settings, checked.surfaces, before, outcome, exit_code)
+        return _report(argv, outcome, exit_code, sandbox="bubblewrap", note=note)
     with tempfile.TemporaryDirectory(prefix="invokit-shell-") as home:
         env.update(HOME=home, TMPDIR=home)
         outcome = await _run(settings, run_argv, env, workdir, kill_tree, ())
@@ -161,6 +164,45 @@ async def _run(
         )
     except OSError as error:
         raise ToolFailed(f"Could not start {argv[0]!r}: {error.strerror or error}") from error
+
+
+def _surface_names(root: Path) -> set[str]:
+    """The names at the top of ``root`` that are execution surfaces."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return set()
+    return {name for name in names if surface_parts((name,)) is not None}
+
+
+def _surface_note(
+    settings: ShellSettings,
+    surfaces: Sequence[Path],
+    before: set[str],
+    outcome: ProcessOutcome,
+    exit_code: int | None,
+) -> str | None:
+    """What the reader should know about execution surfaces after a sandboxed run: one the
+    command created (not there before, so not mounted read-only), or a failure that is the
+    read-only mount refusing a write."""
+    notes: list[str] = []
+    if settings.writable:
+        created = sorted(_surface_names(settings.root) - before)
+        if created:
+            notes.append(
+                f"the command created {', '.join(created)}: an execution surface that git or "
+                "an editor on the host will run or obey; a person should review it before "
+                "using git or opening the folder in an editor"
+            )
+    refused = b"Read-only file system" in outcome.stderr or b"resource busy" in outcome.stderr
+    if surfaces and exit_code not in (0, None) and refused:
+        shown = ", ".join(os.path.relpath(path, settings.root) for path in surfaces)
+        notes.append(
+            f"the execution surfaces {shown} are read-only in the sandbox (git and editors "
+            "run or obey them), so a command that writes them fails; a person can opt one in "
+            "with allow_surfaces, and then each command asks"
+        )
+    return "; ".join(notes) or None
 
 
 def _read_all(fd: int) -> str:
@@ -200,16 +242,17 @@ def _report(
         note=note,
     )
     shown = shlex.join(argv)
+    told = f"\nNote: {note}." if note and sandbox == "bubblewrap" else ""
     if outcome.timed_out:
         raise ToolFailed(
             f"{shown!r} timed out after {outcome.duration:.1f}s; it and every process it started "
-            f"were killed.{_streams(output)}",
+            f"were killed.{_streams(output)}{told}",
             kind="timeout",
             data=asdict(output),
         )
     if exit_code != 0:
         raise ToolFailed(
-            f"{shown!r} exited with code {exit_code}.{_streams(output)}",
+            f"{shown!r} exited with code {exit_code}.{_streams(output)}{told}",
             kind="nonzero_exit",
             data=asdict(output),
         )

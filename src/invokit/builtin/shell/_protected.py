@@ -11,6 +11,11 @@ A protected path that does not exist yet cannot be mounted; a file a command cre
 not trusted by the CLI, which pins the configurations a person accepted by their hash. A
 protected path that is, or lies under, a symbolic link inside the root cannot be protected
 this way (the link itself can be replaced), so every command is refused while one is.
+
+The execution surfaces of the root (:func:`surface_paths`: the git directory whole, wherever a
+``.git`` file, ``commondir``, ``core.hooksPath`` or a link puts it, and the editor and agent
+configs) are mounted read-only the same way, by their real place: git and the editors still
+read them, and a command that writes one fails with ``EROFS``.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from invokit.builtin._surfaces import FoundSurface, root_surfaces
 from invokit.exceptions import AccessDenied
+from invokit.permissions._surfaces import opted_in
 
-__all__ = ["ProtectedMounts", "protected_mounts"]
+__all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -77,6 +84,38 @@ def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
     return ProtectedMounts(
         folders=tuple(sorted(folders, key=_depth)), entries=tuple(sorted(entries, key=_depth))
     )
+
+
+def surface_paths(
+    root: Path, allowed: Sequence[str] = ()
+) -> tuple[tuple[Path, ...], tuple[FoundSurface, ...]]:
+    """The execution surfaces of ``root`` (resolved) that exist now: those to mount read-only,
+    by their real path (a surface inside a git directory goes with it), and those the project
+    opted in (``allowed``), left writable.
+    """
+    found = root_surfaces(str(root))
+    kept: dict[Path, None] = {}
+    writable: list[FoundSurface] = []
+    whole = [
+        root.joinpath(*s.parts)
+        for s in found
+        if s.git_dir and not opted_in("/".join(s.parts), allowed)
+    ]
+    for surface in found:
+        path = root.joinpath(*surface.parts)
+        if not surface.parts or not os.path.lexists(path):
+            continue
+        if opted_in("/".join(surface.parts), allowed):
+            if not any(other.parts == surface.parts[: len(other.parts)] for other in writable):
+                writable.append(surface)  # one request per opted-in folder, not per entry
+            continue
+        if any(folder in path.parents for folder in whole):
+            continue  # read-only with its git directory
+        # A surface reached through a link stays in the list as written (its target is there
+        # too): protected_mounts refuses every command while a link a command could replace
+        # decides where git or the editor looks.
+        kept[path] = None
+    return tuple(kept), tuple(writable)
 
 
 def _depth(path: Path) -> int:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from invokit._processes import which_outside
 
 __all__ = [
     "BwrapStatus",
@@ -50,7 +51,7 @@ _NO_CAPABILITIES = r"grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status"
 
 @functools.cache
 def _probe() -> tuple[str, tuple[str, ...]] | None:
-    found = shutil.which("bwrap")
+    found = which_outside("bwrap")  # never a relative PATH entry's (the current folder)
     if found is None:
         return None
     for drops in _PRIVILEGE_DROPS:

@@ -56,6 +56,9 @@ class ShellSettings:
     protected: tuple[Path, ...] = ()
     """Absolute paths of the files and folders that decide what may run: read-only in the
     sandbox, and no command runs without one."""
+    allow_surfaces: tuple[str, ...] = ()
+    """Execution surfaces (root-relative) left writable in the sandbox; every command then
+    declares it may change them, so that the policy asks about each (``allow_surfaces``)."""
 
     def environment(self) -> dict[str, str]:
         """The variables a command gets (before the per-run ``HOME`` and ``TMPDIR``)."""

@@ -17,7 +17,7 @@ from invokit.builtin.shell._rules import AllowList
 from invokit.builtin.shell._sandbox import find_bwrap, start_probe
 from invokit.builtin.shell._settings import SandboxMode, ShellSettings
 from invokit.exceptions import InvalidToolDefinition
-from invokit.permissions import PermissionRequest, ShellExec
+from invokit.permissions import FileWrite, PermissionRequest, ShellExec
 from invokit.registry import ToolRegistry
 from invokit.tools import tool
 
@@ -58,6 +58,7 @@ def shell(
     expose: Iterable[str | os.PathLike[str]] = (),
     protected: Iterable[str | os.PathLike[str]] = (),
     name: str = "shell",
+    allow_surfaces: Iterable[str] = (),
 ) -> ToolRegistry:
     """A toolset with one tool that runs allowed programs, without a shell, in a sandbox.
 
@@ -80,6 +81,12 @@ def shell(
             (and cannot be moved or deleted); without a sandbox no command runs at all while
             any is configured (``AccessDenied``, before a policy or person is asked).
         name: the tool's name.
+        allow_surfaces: execution surfaces (root-relative) to leave writable in the sandbox.
+            Every other one that exists (the git directory whole, ``.vscode/``, ``.envrc``
+            ...; see ``docs/policy.md``) is mounted read-only: git and editors read it, a
+            command that writes it fails and the result says why. While one listed here
+            exists, every command also declares ``FileWrite`` of it, marked, so that the
+            policy asks about each command with what runs it (give the policy the same list).
 
     Raises:
         InvalidToolDefinition: no allow rule, a malformed rule, or an unusable option.
@@ -103,6 +110,7 @@ def shell(
         writable=writable,
         expose=tuple(Path(os.path.realpath(path)) for path in expose),
         protected=tuple(Path(os.path.abspath(resolved_root / path)) for path in protected),
+        allow_surfaces=_surface_list(allow_surfaces),
     )
     env_keys = tuple(sorted(settings.environment()))
     if sandbox != "off":
@@ -115,8 +123,13 @@ def shell(
         # once per process (cached).
         cwd = args.get("cwd", ".")
         bwrap = None if settings.sandbox == "off" else find_bwrap()
-        argv = check(settings, args["command"], cwd, bwrap=bwrap).argv
-        requests = [ShellExec(argv=argv, cwd=cwd, env_keys=env_keys)]
+        checked = check(settings, args["command"], cwd, bwrap=bwrap)
+        argv = checked.argv
+        requests: list[PermissionRequest] = [ShellExec(argv=argv, cwd=cwd, env_keys=env_keys)]
+        # A writable surface may be changed by any command: the policy asks about each one.
+        requests += [
+            FileWrite(path="/".join(found.parts), surface=found.runs) for found in checked.opted_in
+        ]
         canonical = policy_argv(argv)
         if canonical != argv:
             # Both spellings go to the policy; the stricter verdict wins.
@@ -143,6 +156,12 @@ def shell(
         # Without a sandbox a command writes wherever the host user can, the root included.
         run._writable_roots = (resolved_root,)
     return ToolRegistry([run])
+
+
+def _surface_list(paths: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(paths, str):
+        raise InvalidToolDefinition("allow_surfaces is a list of paths, not one string", paths)
+    return tuple(paths)
 
 
 def _description(settings: ShellSettings) -> str:

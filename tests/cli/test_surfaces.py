@@ -1,0 +1,124 @@
+"""Execution surfaces under the CLI's default policy: a session grant never lets a hook or a
+git config through, and the host's own git afterwards runs nothing planted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from invokit import ToolCall
+from invokit.cli._runtime import Options, build_executor, prepare
+from invokit.execution import ApprovalRequired, Completed, Failed, Interrupted
+from tests.cli.conftest import Cli, trust_config
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+HOOK = '#!/bin/sh\ntouch "$(git rev-parse --show-toplevel)/pwned"\n'
+FSMONITOR = '[core]\n\tfsmonitor = "touch pwned; false"\n'
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(root.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture
+def repo(root: Path) -> Path:
+    assert _git(root, "init", "-q").returncode == 0
+    return root
+
+
+def _write(call_id: str, path: str, content: str) -> ToolCall:
+    arguments = {"path": path, "content": content, "create_parents": True}
+    return ToolCall(id=call_id, name="fs.write", arguments=arguments, session_id="s1")
+
+
+TARGETS = [
+    pytest.param(".git/hooks/pre-commit", HOOK, id="hook"),
+    pytest.param(".GIT/hooks/pre-commit", HOOK, id="hook-upper-case"),
+    pytest.param(".git/commondir", "../planted\n", id="commondir"),
+    pytest.param("planted/config", FSMONITOR, id="commondir-target"),
+    pytest.param(".vscode/tasks.json", "{}", id="vscode-tasks"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("path", "content"), TARGETS)
+async def test_a_session_grant_does_not_cover_an_execution_surface(
+    repo: Path, path: str, content: str
+) -> None:
+    """After a person approves an unrelated write for the session, a write of a git hook,
+    commondir (and, with it in place, its target's config) or an editor task under the
+    default policy is refused outright; git commit and git status on the host run nothing."""
+    if path.startswith("planted/"):
+        (repo / ".git" / "commondir").write_text("../planted\n")
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("1", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        done = await executor.resume(first.interrupt.id, approve=True, scope="session")
+        assert isinstance(done, Completed)
+        assert isinstance(await executor.execute(_write("2", "other.txt", "x")), Completed)
+        planted = await executor.execute(_write("3", path, content))
+        assert isinstance(planted, Failed), planted
+        assert planted.result.error is not None and planted.result.error.kind == "denied"
+    finally:
+        await executor.aclose()
+    assert not (repo / path).exists()
+    if path.startswith("planted/"):
+        (repo / ".git" / "commondir").unlink()
+    _git(repo, "status")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    assert not (repo / "pwned").exists()
+
+
+def test_an_opted_in_surface_asks_with_its_warning(cli: Cli, repo: Path, state: Path) -> None:
+    """allow_surfaces in invokit.toml (trusted) makes a write there ask, naming what runs it
+    (`approvals show`); `approve --scope always` approves that call once and records no rule;
+    any other surface stays denied."""
+    config = repo / "invokit.toml"
+    config.write_text('allow_surfaces = [".vscode/settings.json"]\n')
+    trust_config(config, state)
+    (repo / ".vscode").mkdir()
+    write = ("call", "fs.write", "path=.vscode/settings.json", "content={}", "--no-ask", "--json")
+    code, out, err = cli(*write)
+    assert code == 3, err
+    approval_id = json.loads(out)["approval"]["id"]
+    code, out, _ = cli("approvals", "show", approval_id)
+    assert code == 0 and "runs it" in out and "VS Code" in out
+    assert cli("approvals", "approve", approval_id, "--scope", "always")[0] == 0
+    code, out, _ = cli("approvals", "show", approval_id, "--json")
+    assert code == 0 and "always" not in json.dumps(json.loads(out).get("decision"))
+    assert cli(*write)[0] == 0
+    assert (repo / ".vscode" / "settings.json").read_text() == "{}"
+    _, out, _ = cli("approvals", "rules", "--json")
+    assert json.loads(out)["rules"] == []
+    assert cli(*write)[0] == 3  # asked again
+    code, out, _ = cli("call", "fs.write", "path=.vscode/tasks.json", "content={}", "--json")
+    assert code == 1 and json.loads(out)["status"] == "failed"
+
+
+def test_policy_show_lists_the_opted_in_surfaces(cli: Cli, repo: Path, state: Path) -> None:
+    """`policy show` names each opted-in surface, in text and in JSON."""
+    config = repo / "invokit.toml"
+    config.write_text('allow_surfaces = [".envrc"]\n')
+    trust_config(config, state)
+    code, out, _ = cli("policy", "show")
+    assert code == 0 and "surface .envrc" in out
+    code, out, _ = cli("policy", "show", "--json")
+    assert json.loads(out)["allow_surfaces"] == [".envrc"]
