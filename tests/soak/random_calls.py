@@ -252,10 +252,13 @@ async def soak(
             args = Arguments(rng, texts).for_schema(schemas.get(name, {}))
             return ToolCall(id=f"s{index}", name=name, arguments=args)
 
+        reported = [0]
+
         async def worker() -> None:
             for index in indexes:  # shared: each index is taken by one worker
                 await _one(executor, tally, call_at(index))
-                if progress is not None and tally.calls % 10_000 == 0:
+                if progress is not None and tally.calls - reported[0] >= 10_000:
+                    reported[0] = tally.calls
                     progress(tally)
 
         try:
