@@ -11,7 +11,7 @@ SERVE_STAMP := $(VENV)/.installed-serve
 DEBIAN_PACKAGES := bubblewrap ripgrep tmux postgresql libseccomp2
 SERVE_DEBIAN_PACKAGES := bubblewrap
 
-.PHONY: test serve lint typecheck pytest system-deps serve-deps install install-serve bench clean
+.PHONY: test serve lint typecheck pytest system-deps serve-deps install install-serve bench soak clean
 
 test: install lint typecheck pytest
 
@@ -55,6 +55,13 @@ pytest:
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
+
+# The suite RUNS times under the load of a second full run, once shuffled, then CALLS random
+# calls through the executor (see CONTRIBUTING.md). Hours, and both cores: not on a shared box.
+RUNS ?= 5
+CALLS ?= 1000000
+soak: install
+	bash scripts/soak.sh $(RUNS) $(CALLS)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -19,6 +19,7 @@ from invokit._calls import (
 from invokit._spec import OutputLimit, ToolAnnotations, ToolName, ToolSpec
 from invokit.exceptions import (
     AccessDenied,
+    ArgumentsTooLarge,
     AuthRequired,
     InvalidArguments,
     InvalidToolDefinition,
@@ -54,6 +55,7 @@ __all__ = [
     "AccessDenied",
     "ApprovalRequired",
     "ArgumentValidator",
+    "ArgumentsTooLarge",
     "AuthRequired",
     "AuthorizationRequired",
     "CallCheck",

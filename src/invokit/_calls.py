@@ -13,6 +13,8 @@ PRINCIPAL = "invokit.principal"
 """The ``ToolCall.metadata`` key of who called, when the host verified it (``invokit serve``
 with ``[serve.auth]``): ``{"iss": issuer, "sub": subject}``. Audit records carry it."""
 
+_TEXT_FIELDS = ("id", "name", "arguments", "session_id", "turn_id")
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
@@ -30,6 +32,23 @@ class ToolCall:
     """The model turn that made the call."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Host data that travels with the call (never shown to the tool as arguments)."""
+
+    def __post_init__(self) -> None:
+        # A subclass of str (a spec's ToolName, a str enum member) is the text it holds: it is
+        # kept as plain str, so every step may rely on exact str (hashing, comparing, its own
+        # __eq__/__str__ never run) and a call built from a spec finds its tool.
+        if (
+            type(self.id) is str
+            and type(self.name) is str
+            and type(self.arguments) is str
+            and self.session_id is None
+            and self.turn_id is None
+        ):
+            return  # the usual call: nothing to look at
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not str and isinstance(value, str):
+                object.__setattr__(self, name, str.__str__(value))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

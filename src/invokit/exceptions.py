@@ -13,6 +13,7 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     │   └── UnsupportedSchema            a schema a provider cannot represent (keyword named)
     ├── ArgumentsError                   a tool call's arguments are unusable
     │   ├── MalformedArguments           not valid JSON (position given)
+    │   │   └── ArgumentsTooLarge        over a size bound: bytes, values or depth (bound given)
     │   └── InvalidArguments             valid JSON that breaks the schema (every issue listed)
     ├── NotJsonSafe                      a value that has no JSON form (type and path given)
     ├── ToolError                        raised by tool bodies; becomes an error result
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "AccessDenied",
@@ -46,6 +47,7 @@ __all__ = [
     "ApprovalNotFound",
     "ArgumentIssue",
     "ArgumentsError",
+    "ArgumentsTooLarge",
     "AuthRequired",
     "ChildInterrupted",
     "DefinitionError",
@@ -178,6 +180,41 @@ class MalformedArguments(ArgumentsError):
         self.issues = (ArgumentIssue(path="", message=reason),)
         at = "" if position is None else f" at position {position}"
         super().__init__(f"Arguments are malformed JSON{at}: {reason}")
+
+
+class ArgumentsTooLarge(MalformedArguments):
+    """The arguments are over one of the executor's size bounds; well-formed or not, they are
+    read no further. A :class:`MalformedArguments`, so code that catches that one catches this.
+
+    Attributes:
+        bound: which bound: ``"bytes"`` (of JSON text), ``"values"`` (array items and object
+            members, every level together) or ``"depth"`` (nesting levels).
+        limit: the bound's value.
+        size: how many bytes the text has (for ``"bytes"``; ``None`` for the others, which
+            stop counting at the bound).
+    """
+
+    def __init__(
+        self, bound: Literal["bytes", "values", "depth"], limit: int, *, size: int | None = None
+    ) -> None:
+        self.bound = bound
+        self.limit = limit
+        self.size = size
+        if bound == "bytes":
+            reason = (
+                f"{size} bytes of JSON, over the limit of {limit} bytes; "
+                "send less (a smaller piece at a time)"
+            )
+        elif bound == "values":
+            reason = (
+                f"more than {limit} values (array items and object members); send fewer at a time"
+            )
+        else:
+            reason = f"nesting is deeper than {limit} levels"
+        self.reason = reason
+        self.position = None
+        self.issues = (ArgumentIssue(path="", message=reason),)
+        Exception.__init__(self, f"Arguments are too large: {reason}")
 
 
 class InvalidArguments(ArgumentsError):

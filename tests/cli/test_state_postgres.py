@@ -170,18 +170,31 @@ def test_audit_follow_prints_new_events_from_the_database(
             stderr=subprocess.STDOUT,
         )
         try:
-            time.sleep(2)  # the follower has read the (empty) log
+            # The follower is following once a record appended now reaches it: append one
+            # until one does (an event, not a guess at how long it takes to start).
             sink = PostgresAuditSink(postgres_url)
+            deadline = time.monotonic() + 60
+            ready = 0
+            while '"ready-' not in out.read_text() and time.monotonic() < deadline:
+                ready += 1
+                sink.emit(
+                    Event(
+                        type="decided", call_id=f"ready-{ready}", tool="fs.read", time=time.time()
+                    )
+                )
+                sink.flush()
+                time.sleep(0.2)
             sink.emit(Event(type="decided", call_id="late-1", tool="fs.read", time=time.time()))
             sink.close()
-            deadline = time.monotonic() + 20
             while "late-1" not in out.read_text() and time.monotonic() < deadline:
                 time.sleep(0.1)
         finally:
             follower.terminate()
             follower.wait(timeout=10)
     lines = [json.loads(x) for x in out.read_text().splitlines() if x.startswith("{")]
-    assert [r["call_id"] for r in lines] == ["late-1"]
+    seen = [r["call_id"] for r in lines]
+    assert seen[-1] == "late-1" and seen[0].startswith("ready-"), seen
+    assert all(call_id.startswith("ready-") for call_id in seen[:-1]), seen
 
 
 def test_mcp_pins_live_in_the_database(cli: Cli, root: Path, postgres_url: str) -> None:

@@ -4,7 +4,6 @@ amount of it, and none reaches the host's stderr."""
 from __future__ import annotations
 
 import resource
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -46,14 +45,13 @@ async def test_an_endless_line_on_stdout_is_cut_off(executor: Executor) -> None:
     without end by the host: the script is stopped, quickly, with an error result."""
     code = "import os\nchunk = b'x' * (1 << 20)\nwhile True:\n    os.write(1, chunk)\n"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.monotonic()
     result = await _run(executor, code)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mib < 100, f"the host grew by {grown_mib:.0f} MiB"
     assert result.is_error
     assert result.error is not None and result.error.kind == "script_error", result.text
+    # Stopped at the message size cap ("one message"), not by the script's time limit.
     assert "one message" in result.text
-    assert time.monotonic() - started < 4
 
 
 async def test_the_script_cannot_write_to_the_hosts_stderr(

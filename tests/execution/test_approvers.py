@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from time import perf_counter
 
 import anyio
 import pytest
@@ -99,12 +98,12 @@ async def test_approver_that_never_answers_is_bounded_by_the_ttl(
     executor = Executor(
         registry, approver=approver, approvals=store, limits=Limits(approval_ttl=0.3)
     )
-    began = perf_counter()
-    with anyio.fail_after(10):
+    # The approver never answers: only the request's 0.3 s lifetime can end the call within
+    # this deadline (a bound on a hang, not a speed).
+    with anyio.fail_after(30):
         outcome = await executor.execute(ToolCall(id="1", name="delete", arguments={"path": "a"}))
     assert started.is_set()
     assert _kind(outcome) == "approval_expired"
-    assert perf_counter() - began < 5
     (request,) = await _all(store)
     assert (await store.get(request.id)).status in ("expired", "denied")
     assert _kind(await executor.resume(request.id, approve=True)) in (

@@ -141,14 +141,13 @@ def test_concurrent_writers_keep_lines_whole(tmp_path: Path) -> None:
 
 
 def test_emit_is_cheap(tmp_path: Path) -> None:
-    """Emitting does no I/O: ten thousand emits take a few milliseconds."""
+    """Emitting does no I/O: ten thousand emits leave the file unwritten until the sink
+    flushes (how fast they are: bench_executor.py)."""
     sink = JsonlAuditSink(tmp_path / "a.jsonl", flush_interval=60, max_buffer=1_000_000)
     events = [event(f"c{n}") for n in range(10_000)]
-    start = time.perf_counter()
     for item in events:
         sink.emit(item)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.1
+    assert not sink.path.exists() or sink.path.stat().st_size == 0
     sink.close()
     assert sink.path.read_text().count("\n") == 10_000
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
+import math
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -104,3 +109,77 @@ async def test_report_progress_reaches_the_caller() -> None:
 
     await Executor([work]).execute(ToolCall(id="1", name="work"), on_progress=collect)
     assert [(p.progress, p.total, p.message) for p in got] == [(1, 2, "half"), (2, 2, "done")]
+
+
+class _Opaque:
+    """A value with no JSON form."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Row:
+    when: datetime.datetime
+    tags: frozenset[str]
+
+
+async def test_progress_reaches_on_progress_and_stream_as_json_data() -> None:
+    """What a streaming tool yields and reports reaches on_progress and stream() converted as
+    a result is (datetimes, sets, dataclasses as JSON data; amounts finite numbers or None;
+    messages text), never as the raw objects."""
+    moment = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+
+    @tool(read_only=True)
+    async def rows(ctx: ToolContext) -> AsyncIterator[Any]:
+        """Yield rows."""
+        odd: Any = (decimal.Decimal("1.5"), math.nan, _Row(when=moment, tags=frozenset()))
+        await ctx.report_progress(*odd)  # what a tool may pass, typed or not
+        yield {"at": moment, "ids": {3, 1, 2}}
+        yield _Row(when=moment, tags=frozenset({"b", "a"}))
+
+    got: list[Progress] = []
+
+    async def collect(progress: Progress) -> None:
+        got.append(progress)
+
+    outcome = await Executor([rows]).execute(ToolCall(id="1", name="rows"), on_progress=collect)
+    assert isinstance(outcome, Completed), outcome
+    streamed = [
+        item
+        async for item in Executor([rows]).stream(ToolCall(id="2", name="rows"))
+        if isinstance(item, Progress)
+    ]
+    for seen in (got, streamed):
+        first, second, third = seen
+        assert (first.progress, first.total) == (1.5, None)
+        assert first.message is not None
+        assert json.loads(first.message) == {"tags": [], "when": "2026-01-02T03:04:05+00:00"}
+        assert second.data == {"at": "2026-01-02T03:04:05+00:00", "ids": [1, 2, 3]}
+        assert third.data == {"when": "2026-01-02T03:04:05+00:00", "tags": ["a", "b"]}
+        for progress in seen:
+            json.dumps(
+                [progress.progress, progress.total, progress.message, progress.data],
+                allow_nan=False,
+            )
+
+
+async def test_a_yield_with_no_json_form_fails_the_call_as_a_return_would() -> None:
+    """A streaming tool that yields a value with no JSON form fails with execution_failed,
+    listened to or not, like one that returns it; the value never reaches the caller."""
+
+    @tool(read_only=True)
+    async def leaky() -> AsyncIterator[Any]:
+        """Yield an object."""
+        yield _Opaque()
+        yield "done"
+
+    got: list[Progress] = []
+
+    async def collect(progress: Progress) -> None:
+        got.append(progress)
+
+    for on_progress in (collect, None):
+        outcome = await Executor([leaky]).execute(
+            ToolCall(id="1", name="leaky"), on_progress=on_progress
+        )
+        assert isinstance(outcome, Completed) and outcome.result.error is not None
+        assert outcome.result.error.kind == "execution_failed"
+    assert got == []

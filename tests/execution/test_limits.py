@@ -315,3 +315,38 @@ async def test_a_refusal_quoting_a_huge_argument_is_held_to_the_limit() -> None:
     assert outcome.result.error.kind == "denied"
     assert len(outcome.result.text) <= 1000 and len(outcome.result.error.message) <= 1000
     assert "300" in outcome.result.text  # the note says how long the message was
+
+
+@pytest.mark.parametrize(
+    ("limit", "text"),
+    [
+        pytest.param(20_000, "spilled " * 50_000, id="plain"),
+        pytest.param(20_000, '"\\\n' * 40_000, id="short-escapes"),
+        pytest.param(20_000, "\x01ab" * 40_000, id="long-escapes"),
+        pytest.param(20_000, "é€😀" * 30_000, id="non-ascii"),
+        pytest.param(1_000, "x" * 5_000 + "\x02" * 5_000, id="small-limit"),
+    ],
+)
+async def test_every_reader_page_fits_the_output_limit(limit: int, text: str) -> None:
+    """Each tool_result_read page, JSON envelope included, is within the executor's output
+    limit, and paging from offset 0 with the default length yields the whole text once."""
+    from invokit.execution import ArtifactStore
+
+    store = ArtifactStore()
+    handle = store.put(text)
+    executor = Executor(
+        [], artifacts=store, limits=Limits(output=OutputLimit(max_chars=limit, mode="spill"))
+    )
+    pieces: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = await executor.execute(
+            ToolCall(id="r", name=READER_NAME, arguments={"handle": handle, "offset": offset})
+        )
+        assert isinstance(page, Completed) and not page.result.is_error, page
+        assert len(page.result.text) <= limit
+        assert not page.result.truncated
+        data = page.result.structured
+        pieces.append(data["text"])
+        offset = data["next_offset"]
+    assert "".join(pieces) == text

@@ -448,3 +448,50 @@ def test_server_takes_the_trace_context_from_meta() -> None:
         assert not trace.get_current_span().get_span_context().is_valid
     with _trace_context(None):
         assert not trace.get_current_span().get_span_context().is_valid
+
+
+def _everything_recorded(exporter: InMemorySpanExporter) -> str:
+    """Every attribute, event attribute and status message of every finished span, as text."""
+    parts: list[str] = []
+    for span in exporter.get_finished_spans():
+        parts.append(json.dumps(_attrs(span), default=str))
+        parts.append(str(span.status.description))
+        for event in span.events:
+            parts.append(event.name + json.dumps(dict(event.attributes or {}), default=str))
+    return "\n".join(parts)
+
+
+async def test_without_content_capture_no_span_event_holds_the_arguments(
+    registry: ToolRegistry, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """With content capture off (the default), neither the spans nor their step events
+    (validated, approval requested and resolved with edited arguments, completed, failed)
+    carry the arguments."""
+    secret = "personal-5ecret"
+    sink = OpenTelemetrySink(tracer_provider=provider, flush_interval=60)
+    executor = Executor(registry, events=[sink], project=PROJECT)
+    done = await executor.execute(
+        ToolCall(id="c1", name="echo", arguments={"text": secret, "times": 1})
+    )
+    assert isinstance(done, Completed)
+    refused = await executor.execute(
+        ToolCall(id="c2", name="echo", arguments={"text": secret, "times": "x"})
+    )
+    assert isinstance(refused, Failed)
+    asked = _approval(
+        await executor.execute(ToolCall(id="c3", name="delete", arguments={"path": "a"}))
+    )
+    edited = await executor.resume(asked.id, approve=True, arguments={"path": "b"})
+    assert isinstance(edited, Completed)
+    sink.flush()
+    recorded = _everything_recorded(exporter)
+    assert secret not in recorded
+    names = {e.name for span in exporter.get_finished_spans() for e in span.events}
+    assert {"invokit.validated", "invokit.approval_requested"} <= names
+    assert {"invokit.approval_resolved", "invokit.completed", "invokit.failed"} <= names
+    for span in exporter.get_finished_spans():
+        assert "gen_ai.tool.call.arguments" not in _attrs(span)
+        for event in span.events:
+            keys = set(event.attributes or {})
+            assert not keys & {"invokit.arguments", "invokit.edited_arguments"}, event.name
+    await executor.aclose()

@@ -94,3 +94,43 @@ async def test_a_tool_argument_named_runtime_reaches_the_tool() -> None:
     (message,) = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert message.status == "success"
     assert message.content == "42 credits"
+
+
+@tool(read_only=True)
+async def deploy(
+    config: str, run_manager: int = 0, config_: str = "", invokit_runtime: str = ""
+) -> dict[str, object]:
+    """Deploy with arguments whose names LangChain or the adapter take for themselves."""
+    return {
+        "config": config,
+        "run_manager": run_manager,
+        "config_": config_,
+        "invokit_runtime": invokit_runtime,
+    }
+
+
+async def test_arguments_named_like_langchain_s_own_keywords_arrive() -> None:
+    """A tool parameter named ``config``, ``run_manager`` (LangChain's) or ``invokit_runtime``
+    (the adapter's) is shown to the model under a name LangChain leaves alone and reaches the
+    tool under its own name; no shown name collides with another parameter."""
+    executor = Executor(ToolRegistry([deploy]))
+    [lc_tool] = langchain_tools(executor)
+    shown = lc_tool.tool_call_schema
+    assert isinstance(shown, dict)
+    assert sorted(shown["properties"]) == [
+        "config_",
+        "config__",
+        "invokit_runtime_",
+        "run_manager_",
+    ]
+    assert shown["required"] == ["config__"]
+    arguments = {"config__": "prod", "run_manager_": 3, "config_": "x", "invokit_runtime_": "r"}
+    message = await lc_tool.ainvoke(call("deploy", arguments))
+    assert isinstance(message, ToolMessage)
+    assert message.status == "success", message.content
+    assert message.artifact["structured"] == {
+        "config": "prod",
+        "run_manager": 3,
+        "config_": "x",
+        "invokit_runtime": "r",
+    }

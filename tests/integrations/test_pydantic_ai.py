@@ -197,6 +197,26 @@ async def test_an_approval_is_deferred_resumed_and_runs_once() -> None:
     assert notes.count("write") == 1
 
 
+async def test_a_replayed_plain_approval_never_runs_the_call_twice() -> None:
+    """A plain ``DeferredToolResults(approvals={id: True})`` resumes the question it answers
+    once; replayed with the same history, the yes runs nothing (the model reads that the
+    question is gone) and leaves no unseen question behind for a later replay to run."""
+    notes = Notes()
+    executor = Executor(notes.registry())
+    agent = _agent(executor, Script([("notes_write", {"name": "b", "text": "beta"})]))
+    first = await agent.run("write b")
+    _asked(first.output)
+    history = first.all_messages()
+    plain = DeferredToolResults(approvals={"call-0": True})
+    resumed = await agent.run(message_history=history, deferred_tool_results=plain)
+    assert resumed.output == "success: wrote b"
+    for _ in range(3):
+        replay = await agent.run(message_history=history, deferred_tool_results=plain)
+        assert isinstance(replay.output, str) and "approval_expired" in replay.output
+        assert await executor.approvals.list_pending() == []
+    assert notes.count("write") == 1
+
+
 async def test_a_second_executor_on_the_same_sqlite_store_resumes_the_run(tmp_path: Path) -> None:
     """The run asked in one executor is resumed by another on the same SQLite store, from
     history kept as JSON, and the call runs once there."""
@@ -265,18 +285,21 @@ async def test_edited_arguments_are_decided_again_and_a_deny_rule_wins() -> None
 
 
 async def test_an_approval_invokit_never_recorded_runs_nothing() -> None:
-    """A pydantic-ai approval for a call invokit has no waiting approval for (another store)
-    does not run it: invokit asks again."""
+    """A pydantic-ai approval for a call invokit has no waiting approval for (another store, a
+    forged history) runs nothing, however often it is replayed: the model reads that there is
+    no such question, and no question nobody saw is left waiting for the next replay."""
     notes = Notes()
     script = Script([("notes_write", {"name": "b", "text": "beta"})])
     first = await _agent(Executor(notes.registry()), script).run("write b")
     _asked(first.output)
     stranger = Executor(notes.registry(), approvals=MemoryApprovalStore())
-    second = await _agent(stranger, Script()).run(
-        message_history=first.all_messages(),
-        deferred_tool_results=DeferredToolResults(approvals={"call-0": True}),
-    )
-    assert isinstance(second.output, DeferredToolRequests)
+    for _ in range(2):
+        second = await _agent(stranger, Script()).run(
+            message_history=first.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"call-0": True}),
+        )
+        assert isinstance(second.output, str) and "approval_expired" in second.output
+        assert await stranger.approvals.list_pending() == []
     assert notes.count("write") == 0
 
 
@@ -483,20 +506,27 @@ async def test_the_audit_log_has_the_question_and_who_answered_through_which_cha
 
 
 async def test_a_yes_given_after_the_question_expired_asks_again() -> None:
-    """An approval of a question that expired meanwhile runs nothing: invokit asks anew, and
-    the run defers again with the new question."""
+    """An approval of a question that expired meanwhile runs nothing. Naming the question
+    (``approval_results``), the run defers again with a new question; a plain yes names none,
+    so the model reads that the question is gone and no unseen question is left waiting."""
     notes = Notes()
     executor = Executor(notes.registry(), limits=Limits(approval_ttl=0.5))
     agent = _agent(executor, Script([("notes_write", {"name": "b", "text": "beta"})]))
     first = await agent.run("write b")
-    old = _asked(first.output).metadata["call-0"]["invokit"]["approval_id"]
+    requests = _asked(first.output)
+    old = requests.metadata["call-0"]["invokit"]["approval_id"]
+    named = await approval_results(executor, requests, {"call-0": True})
     await anyio.sleep(0.7)
-    second = await agent.run(
+    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=named)
+    new = _asked(second.output).metadata["call-0"]["invokit"]["approval_id"]
+    assert new != old
+    await anyio.sleep(0.7)  # the new question expires unanswered too
+    plain = await agent.run(
         message_history=first.all_messages(),
         deferred_tool_results=DeferredToolResults(approvals={"call-0": True}),
     )
-    new = _asked(second.output).metadata["call-0"]["invokit"]["approval_id"]
-    assert new != old
+    assert isinstance(plain.output, str) and "approval_expired" in plain.output
+    assert await executor.approvals.list_pending() == []
     assert notes.count("write") == 0
 
 

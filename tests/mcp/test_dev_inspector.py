@@ -174,7 +174,11 @@ def test_dev_opens_the_inspector_with_the_serve_command(
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         process.stdout.close()
-    assert config["defaultCommand"] == sys.executable
+    # This environment's interpreter, however it is named: the console script may run as
+    # bin/python3 where pytest runs as bin/python (the same file, one a link to the other).
+    command = config["defaultCommand"]
+    assert Path(command).parent == Path(sys.executable).parent
+    assert os.path.samefile(command, sys.executable)
     assert shlex.split(config["defaultArgs"]) == [
         "-I",
         "-m",

@@ -5,6 +5,7 @@ through ``input_required`` results (the stateless protocol)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -132,7 +133,8 @@ async def test_a_spilled_output_names_a_listed_tool_that_reads_the_rest(
     transport: str, app_dir: Path, http_url: str, mode: str
 ) -> None:
     """A structured value over the limit is spilled like text, never sent whole; the note
-    names tool_result_read, which the client lists and can call for the rest."""
+    names tool_result_read, which the client lists and can call for the rest, a page within
+    the limit at a time."""
     async with client(transport, app_dir, http_url, mode, None) as session:
         result = await session.call_tool("bulky", {"rows": 200})
         text = text_of(result)
@@ -141,11 +143,17 @@ async def test_a_spilled_output_names_a_listed_tool_that_reads_the_rest(
         assert "row 00199" not in text
         assert "tool_result_read(handle=" in text
         handle = text.split("handle='", 1)[1].split("'", 1)[0]
-        rest = await session.call_tool(
-            "tool_result_read", {"handle": handle, "offset": 0, "length": 100_000}
-        )
-    assert rest.is_error is False
-    assert "row 00199" in text_of(rest)
+        pages: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await session.call_tool(
+                "tool_result_read", {"handle": handle, "offset": offset, "length": 100_000}
+            )
+            assert page.is_error is False
+            answer = json.loads(text_of(page))
+            pages.append(answer["text"])
+            offset = answer["next_offset"]
+    assert "row 00199" in "".join(pages)
 
 
 @pytest.mark.parametrize("mode", MODES)

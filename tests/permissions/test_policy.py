@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from invokit._spec import ToolAnnotations, ToolSpec
@@ -182,19 +180,15 @@ def test_explain_default() -> None:
     assert "no rule matched" in explanation.render()
 
 
-def test_compile_once_and_decide_fast() -> None:
-    """A compiled tool policy decides an allow with no requests in well under a microsecond."""
+def test_compile_once_and_decide_again_and_again() -> None:
+    """A compiled tool policy decides an allow with no requests, the same every time. (How
+    fast: benchmarks/policy_decide.py; a test never asserts a speed.)"""
     tool_policy = Policy(allow=["fs.read"], deny=["shell"]).compile(READ)
     decide = tool_policy.decide
     args: dict[str, object] = {}
-    rounds = 200_000
-    start = time.perf_counter()
-    for _ in range(rounds):
-        decide(args, ())
-    per_call = (time.perf_counter() - start) / rounds
-    assert decide(args, ()).verdict == "allow"
-    # 0.3 µs is the target on a quiet machine; allow headroom for a busy CI runner.
-    assert per_call < 1.5e-6
+    first = decide(args, ())
+    assert first.verdict == "allow"
+    assert all(decide(args, ()) == first for _ in range(1_000))
 
 
 def test_decide_caches_compiled_policy() -> None:

@@ -3,7 +3,6 @@ hold, and a decision from another connection wakes a waiter within milliseconds.
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
 import time
@@ -141,32 +140,29 @@ async def test_tasks_racing_count_call_with_a_window(postgres_url: str) -> None:
     assert {answer for answer in answers if answer is not None} == {now + 60.0}
 
 
-async def test_a_decision_from_another_connection_wakes_within_100ms(postgres_url: str) -> None:
+async def test_a_decision_from_another_connection_wakes_the_waiter(postgres_url: str) -> None:
     """A waiter in one store is woken by a resolve through another store (its own pool and
-    connections): the median delay from the decision to the wake-up is under 100 ms."""
+    connections), each of five times: its own timeout is an hour, the test's deadline a
+    minute, so only the notification can end the wait. (How soon: bench_approvals.py.)"""
     waiting = PostgresApprovalStore(postgres_url)
     deciding = PostgresApprovalStore(postgres_url)
-    delays: list[float] = []
     for n in range(5):
         request = make_request(Clock(time.time()), path=f"w{n}")
         await deciding.put(request)
-        woken: list[float] = []
+        woken: list[str] = []
 
-        async def wait(approval_id: str = request.id, into: list[float] = woken) -> None:
-            record = await waiting.wait_decided(approval_id, 10.0)
-            into.append(time.perf_counter())
-            assert record.status == "approved"
+        async def wait(approval_id: str = request.id, into: list[str] = woken) -> None:
+            record = await waiting.wait_decided(approval_id, 3600.0)
+            into.append(record.status)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(wait)
-            await anyio.sleep(0.2)  # the waiter listens and has read the pending record
-            decided = time.perf_counter()
-            await deciding.resolve(request.id, ApprovalDecision.approve())
-        delays.append(woken[0] - decided)
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(wait)
+                await anyio.sleep(0.2)  # the waiter listens and has read the pending record
+                await deciding.resolve(request.id, ApprovalDecision.approve())
+        assert woken == ["approved"]
     await waiting.close()
     await deciding.close()
-    assert max(delays) < 2.0
-    assert statistics.median(delays) < 0.1, delays
 
 
 async def test_a_lost_listening_connection_does_not_hang_the_waiter(
@@ -181,21 +177,20 @@ async def test_a_lost_listening_connection_does_not_hang_the_waiter(
     result: list[str] = []
 
     async def wait() -> None:
-        result.append((await store.wait_decided(request.id, 20.0)).status)
+        result.append((await store.wait_decided(request.id, 3600.0)).status)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(wait)
-        await anyio.sleep(0.3)
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            ended = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE query LIKE 'LISTEN %%' AND pid <> pg_backend_pid()"
-            ).fetchall()
-        assert ended == [(True,)]
-        await anyio.sleep(0.3)
-        started = time.perf_counter()
-        await deciding.resolve(request.id, ApprovalDecision.deny("no"))
+    with anyio.fail_after(60):  # only the decision can end an hour's wait within a minute
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.3)
+            with psycopg.connect(postgres_url, autocommit=True) as admin:
+                ended = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE query LIKE 'LISTEN %%' AND pid <> pg_backend_pid()"
+                ).fetchall()
+            assert ended == [(True,)]
+            await anyio.sleep(0.3)
+            await deciding.resolve(request.id, ApprovalDecision.deny("no"))
     assert result == ["denied"]
-    assert time.perf_counter() - started < 5.0
     await store.close()
     await deciding.close()

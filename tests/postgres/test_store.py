@@ -166,15 +166,15 @@ def test_one_store_in_one_event_loop_after_another(postgres_url: str) -> None:
                 await deciding.resolve(request.id, ApprovalDecision.approve())
 
             group.start_soon(decide)
-            record = await store.wait_decided(request.id, 10.0)
+            # An hour's timeout under a minute's deadline: only the decision can end the wait.
+            with anyio.fail_after(60):
+                record = await store.wait_decided(request.id, 3600.0)
         await store.close()
         await deciding.close()
         return record.status
 
     anyio.run(first)
-    started = time.monotonic()
     assert anyio.run(second) == "approved"
-    assert time.monotonic() - started < 5.0
 
 
 async def test_connections_the_server_ended_are_replaced(postgres_url: str) -> None:

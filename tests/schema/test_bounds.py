@@ -12,7 +12,7 @@ import jsonschema_rs
 import pytest
 
 from invokit import ArgumentValidator, ToolCall, tool
-from invokit.exceptions import InvalidArguments, MalformedArguments
+from invokit.exceptions import ArgumentsTooLarge, InvalidArguments, MalformedArguments
 from invokit.execution import Executor, Failed
 from invokit.schema import parse_arguments
 from invokit.schema._arguments import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS
@@ -415,3 +415,45 @@ def test_large_texts_are_parsed_without_the_string_cache(
     assert ArgumentValidator(SCHEMA)(text) == {"text": "a" * size}
     assert parse_arguments(text) == {"text": "a" * size}
     assert modes == [mode, mode]
+
+
+@tool
+def keep(text: str) -> int:
+    """Keep a text; return its length."""
+    return len(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "bound", "limit"),
+    [
+        pytest.param(
+            json.dumps({"text": "a" * (2 * DEFAULT_MAX_BYTES)}),
+            "bytes",
+            DEFAULT_MAX_BYTES,
+            id="8MiB",
+        ),
+        pytest.param(
+            json.dumps({"xs": [0] * (DEFAULT_MAX_ITEMS + 1)}),
+            "values",
+            DEFAULT_MAX_ITEMS,
+            id="wide",
+        ),
+        pytest.param('{"xs": ' + "[" * 70 + "]" * 70 + "}", "depth", 64, id="deep"),
+    ],
+)
+@pytest.mark.anyio
+async def test_well_formed_arguments_over_a_bound_are_too_large_not_malformed(
+    text: str, bound: str, limit: int
+) -> None:
+    """A valid JSON text over a size bound is refused as too large, naming the bound, never
+    as malformed JSON."""
+    with pytest.raises(ArgumentsTooLarge) as caught:
+        parse_arguments(text)
+    assert (caught.value.bound, caught.value.limit, caught.value.position) == (bound, limit, None)
+    assert isinstance(caught.value, MalformedArguments)  # caught where that one is
+    outcome = await Executor([keep]).execute(ToolCall(id="c1", name="keep", arguments=text))
+    assert isinstance(outcome, Failed)
+    assert outcome.result.error is not None and outcome.result.error.kind == "invalid_arguments"
+    message = outcome.result.error.message
+    assert message.startswith("Arguments are too large") and "malformed" not in message
+    assert str(limit) in message

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -261,26 +260,25 @@ async def test_model_return_values_come_back_as_returned() -> None:
 async def test_sync_tools_run_in_a_worker_thread() -> None:
     """A sync tool runs off the event loop's thread, so the loop keeps serving other tasks."""
     loop_thread = threading.get_ident()
-    ticks: list[float] = []
+    started, released = threading.Event(), threading.Event()
 
     @tool
-    def slow(seconds: float) -> int:
-        """Block for a while."""
-        time.sleep(seconds)
-        return threading.get_ident()
+    def slow() -> list[Any]:
+        """Block until a task on the event loop releases it."""
+        started.set()
+        return [threading.get_ident(), released.wait(60)]
 
-    async def ticker() -> None:
-        for _ in range(5):
-            ticks.append(time.monotonic())
-            await anyio.sleep(0.02)
+    async def release() -> None:
+        await anyio.to_thread.run_sync(started.wait, 60)
+        released.set()  # runs only if the loop is free while the body blocks
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(ticker)
-        worker = await slow.invoke({"seconds": 0.3}, _ctx())
-        finished = time.monotonic()
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            group.start_soon(release)
+            worker, was_released = await slow.invoke({}, _ctx())
     assert worker != loop_thread
-    # Had the body blocked the loop, the ticker could not have run while it slept.
-    assert sum(tick < finished for tick in ticks) >= 3
+    # Had the body blocked the loop, the releasing task could not have run while it waited.
+    assert was_released
 
 
 @pytest.mark.anyio

@@ -1,11 +1,14 @@
 """Spilled outputs and ``tool_result_read``, the tool that pages through them.
 
-A page is sized so that the reader's whole answer, JSON-escaped as the model receives it,
-fits its own output limit: the paging fields (``next_offset``, ``total_chars``) always arrive.
+A page is sized so that the reader's whole answer, JSON-escaped as the model receives it and
+envelope included, fits the page size, which is its output limit: the paging fields
+(``next_offset``, ``total_chars``) always arrive, and an executor whose output limit is the page
+size never cuts a page.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import OrderedDict
 from typing import Any, Protocol, runtime_checkable
@@ -16,9 +19,10 @@ from invokit.exceptions import ToolFailed
 from invokit.tools._function import FunctionTool, tool
 
 READER_NAME = "tool_result_read"
-# Room for the answer's envelope: {"text": "", "offset": N, "next_offset": N, "total_chars": N}
-# with 20-digit numbers is 95 characters.
-_ENVELOPE = 128
+# The answer's envelope, {"text": "", "offset": N, "next_offset": N, "total_chars": N}, is at
+# most 95 characters with 20-digit numbers; a page is never smaller than this, so it holds the
+# envelope and some text.
+_SMALLEST_PAGE = 128
 
 
 @runtime_checkable
@@ -59,7 +63,7 @@ class ArtifactStore:
 
     def reader(self, page_chars: int = 20_000) -> FunctionTool:
         """The ``tool_result_read`` tool that pages through spilled outputs; its answer, as
-        JSON, is never longer than ``page_chars`` plus a small envelope."""
+        JSON, envelope included, is never longer than ``page_chars`` (at least 128)."""
         found = self._readers.get(page_chars)
         if found is None:
             found = self._readers[page_chars] = _reader(self, max(1, page_chars))
@@ -95,11 +99,13 @@ def reader_for(store: SpillStore, page_chars: int) -> FunctionTool:
 
 
 def _reader(store: SpillStore, page_chars: int) -> FunctionTool:
+    page_chars = max(page_chars, _SMALLEST_PAGE)
+
     @tool(
         name=READER_NAME,
         read_only=True,
         idempotent=True,
-        output_limit=OutputLimit(max_chars=page_chars + _ENVELOPE, mode="clip"),
+        output_limit=OutputLimit(max_chars=page_chars, mode="clip"),
     )
     def tool_result_read(handle: str, offset: int = 0, length: int = page_chars) -> dict[str, Any]:
         """Read part of a tool output that was too large to show at once.
@@ -116,13 +122,20 @@ def _reader(store: SpillStore, page_chars: int) -> FunctionTool:
                 kind="not_found",
             )
         start = min(max(0, offset), len(text))
-        chunk = page_of(text, start, max(1, min(length, page_chars)))
+        total = len(text)
+        # The envelope's cost with the widest next_offset it can have: the page, escapes
+        # counted, takes the rest of the page size.
+        envelope = len(
+            json.dumps({"text": "", "offset": start, "next_offset": total, "total_chars": total})
+        )
+        budget = max(1, min(length, page_chars - envelope))
+        chunk = page_of(text, start, budget)
         end = start + len(chunk)
         return {
             "text": chunk,
             "offset": start,
-            "next_offset": end if end < len(text) else None,
-            "total_chars": len(text),
+            "next_offset": end if end < total else None,
+            "total_chars": total,
         }
 
     return tool_result_read

@@ -112,7 +112,9 @@ class Executor(Reporter):
         self.artifacts: SpillStore = artifacts or ArtifactStore()
         self.registry: Registry = base
         if self._may_spill(base) and self.artifacts.reader().name not in base:
-            self.registry = base.merged([self.artifacts.reader()])
+            # A page, envelope included, within the executor's own limit: never cut again.
+            page = min(20_000, self.limits.output.max_chars)
+            self.registry = base.merged([self.artifacts.reader(page)])
         self._policy: Policy = policy if policy is not None else Policy()
         if approvals is None:
             from invokit.approvals import MemoryApprovalStore
@@ -133,6 +135,8 @@ class Executor(Reporter):
         self._grants: dict[str, Authority] = {}
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
+        self._set_up: dict[int, Tool] = {}
+        """Every tool this executor set up, so :meth:`aclose` tears each down."""
 
     @property
     def approvals(self) -> ApprovalStore:
@@ -383,6 +387,8 @@ class Executor(Reporter):
             approval_id = found
         else:
             approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
+        if type(approval_id) is not str and isinstance(approval_id, str):
+            approval_id = str.__str__(approval_id)  # a str subclass is the text it holds
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
             other = await _approving.resume_other(
                 self, approval_id, credentials, result, on_progress
@@ -512,12 +518,15 @@ class Executor(Reporter):
         return await _standing.explain_standing(self, prepared, args, requests)
 
     async def aclose(self) -> None:
-        """Tear down tools that were set up, flush and close event sinks and the store."""
-        for item in self.registry:
-            await item.close()
-        for sink in self.sinks:
-            sink.close()
-        await self.approvals.close()
+        """Tear down every tool that was set up (listed or not), each within
+        ``Limits.teardown`` seconds, then flush and close the event sinks and the store. A
+        teardown that fails or hangs is a ``RuntimeWarning``; the rest still close."""
+        from invokit.execution._closing import close_all
+
+        tools = {id(item): item for item in self.registry}
+        tools.update(self._set_up)  # set up behind an unlisted name, or no longer listed
+        self._set_up = {}
+        await close_all(tools.values(), self.sinks, self.approvals, bound=self.limits.teardown)
 
 
 def _traced(registry: Registry, events: Sequence[EventSink]) -> tuple[object, ...]:

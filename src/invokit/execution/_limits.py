@@ -44,6 +44,8 @@ class Limits:
     """The most calls ``execute_many`` runs at once."""
     approval_ttl: float = 3600.0
     """Seconds an approval request stays open before it counts as denied."""
+    teardown: float = 10.0
+    """Seconds each tool's teardown may take in ``Executor.aclose`` before it is left."""
 
     def __post_init__(self) -> None:
         if not 0 < self.timeout < math.inf:
@@ -53,6 +55,10 @@ class Limits:
         if not 0 < self.approval_ttl < math.inf:
             raise ValueError(
                 f"approval_ttl must be a positive, finite number of seconds, not {self.approval_ttl!r}"
+            )
+        if not 0 < self.teardown < math.inf:
+            raise ValueError(
+                f"teardown must be a positive, finite number of seconds, not {self.teardown!r}"
             )
         if self.max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, not {self.max_concurrency!r}")

@@ -32,6 +32,8 @@ def value_to_result(call: ToolCall, value: Any, duration: float = 0.0) -> ToolRe
     """
     if type(value) is str:
         return new_text_result(call.id, call.name, value, duration)
+    if isinstance(value, str):  # a str enum member, a ToolName: the text it holds
+        return new_text_result(call.id, call.name, str.__str__(value), duration)
     if isinstance(value, ToolResult):
         # Always a new object: the executor stamps the duration on results it owns.
         return ToolResult(
@@ -68,7 +70,9 @@ def error_to_result(call: ToolCall, exc: Exception) -> ToolResult:
         return ToolResult.failure(call, "invalid_arguments", str(exc))
     if isinstance(exc, NotJsonSafe):
         return ToolResult.failure(
-            call, "execution_failed", f"The tool returned a value with no JSON form: {exc}"
+            call,
+            "execution_failed",
+            f"The tool returned or yielded a value with no JSON form: {exc}",
         )
     if _is_pydantic_validation_error(exc):
         return ToolResult.failure(

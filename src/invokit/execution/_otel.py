@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from invokit.registry._base import Registry
 
 _ENDS = frozenset({"completed", "failed", "interrupted"})
+_CONTENT = frozenset({"arguments", "edited_arguments"})
+"""Event data that holds the call's arguments (as sent, or as a person edited them): on a span
+only with ``capture_content``. (The permission requests stay: what the policy decided on.)"""
 _NS = 1_000_000_000
 _SINKS: weakref.WeakSet[OpenTelemetrySink] = weakref.WeakSet()
 """Open sinks, so the MCP client and the approval path find the span of a call in flight."""
@@ -58,6 +61,13 @@ def _attributes(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
         elif value is not None:
             out[name] = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return out
+
+
+def _without_content(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``data`` without what the call was given (:data:`_CONTENT`)."""
+    if _CONTENT.isdisjoint(data):
+        return data
+    return {key: value for key, value in data.items() if key not in _CONTENT}
 
 
 def _json(value: Any) -> str:
@@ -339,7 +349,8 @@ class OpenTelemetrySink(BufferedSink):
             if self.capture_content and "arguments" in data:
                 self._arguments(span, data["arguments"])
         else:
-            span.add_event(f"invokit.{event.type}", _attributes("invokit", data), timestamp=when)
+            shown = data if self.capture_content else _without_content(data)
+            span.add_event(f"invokit.{event.type}", _attributes("invokit", shown), timestamp=when)
         if event.type == "validated" and self.capture_content:
             self._arguments(span, data.get("arguments"))
         elif event.type == "approval_requested" and isinstance(data.get("id"), str):

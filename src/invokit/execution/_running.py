@@ -72,6 +72,7 @@ async def run(
             ctx.output_limit = prepared.limit
         if not tool._ready:
             await tool.ensure_setup()
+            ex._set_up[id(tool)] = tool  # torn down by aclose, listed or not
         if direct is not None:  # a plain @tool: its own function, no context needed
             convert = prepared.convert
             coro = direct(**(convert(args) if convert is not None else args))

@@ -95,21 +95,55 @@ def langchain_tools(
     ]
 
 
+_RESERVED = frozenset({"config", "run_manager", "invokit_runtime"})
+"""Argument names LangChain's ``BaseTool`` (``config``, ``run_manager``) or this adapter
+(``invokit_runtime``) takes for itself: a model's argument of that name would never arrive."""
+
+
+def _shown_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``schema`` as LangChain shows it to the model, each reserved property renamed with a
+    trailing ``_`` (more while taken), and the map from shown names back to invokit's."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or _RESERVED.isdisjoint(properties):
+        return dict(schema), {}
+    taken = set(properties)
+    back: dict[str, str] = {}
+    shown: dict[str, Any] = {}
+    for key, value in properties.items():
+        if key in _RESERVED:
+            renamed = key + "_"
+            while renamed in taken:
+                renamed += "_"
+            taken.add(renamed)
+            back[renamed] = key
+            key = renamed
+        shown[key] = value
+    forward = {original: renamed for renamed, original in back.items()}
+    out = {**schema, "properties": shown}
+    if isinstance(schema.get("required"), list):
+        out["required"] = [forward.get(item, item) for item in schema["required"]]
+    return out, back
+
+
 def _structured_tool(
     executor: Executor, name: str, description: str, schema: Mapping[str, Any], by: str
 ) -> StructuredTool:
+    shown, back = _shown_schema(schema)
+
     # LangGraph's ToolNode injects its ToolRuntime (call id, thread) into the parameter typed so;
     # the unusual name keeps it apart from the model's own arguments (a tool may have "runtime").
     async def call_tool(
         invokit_runtime: ToolRuntime | None = None, **arguments: Any
     ) -> tuple[Any, Any]:
+        if back:  # the names the model was shown, back to the tool's own
+            arguments = {back.get(key, key): value for key, value in arguments.items()}
         return await _call(executor, name, arguments, invokit_runtime, by)
 
     return StructuredTool(
         name=name,
         description=description or name,
         # A dict schema is shown to the model, not enforced by LangChain: invokit validates.
-        args_schema=dict(schema),
+        args_schema=shown,
         coroutine=call_tool,
         response_format="content_and_artifact",
         handle_tool_error=True,

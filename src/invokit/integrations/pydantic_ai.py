@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -54,8 +55,9 @@ from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit._canonical import canonical_hash
 from invokit.approvals import ApprovalRequest, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, RetryWithFeedback, ToolFailed
-from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
 from invokit.execution._children import parent_of
+from invokit.integrations._common import answer_for_another_request
 from invokit.permissions import request_to_dict
 from invokit.providers import NameMap
 from invokit.providers._content import texts
@@ -157,18 +159,33 @@ class InvokitToolset(AbstractToolset[Any]):
         one that names another approval id runs nothing. A compose script paused on one of
         its calls goes on from there (the approval named is that call's, waiting, in this
         session and project): run again, it would repeat the calls before the pause. With no
-        approval waiting (it was
-        decided elsewhere, or never asked: a forged approval), the call is executed again, so
-        the policy and the store decide: approved runs once, denied stays denied, else asks.
+        approval waiting (it was decided elsewhere, used, expired, or never asked: a replay, a
+        forged approval), the call is executed again, so the policy and the store decide:
+        approved elsewhere runs once, denied stays denied, else it asks. A question asked then
+        is deferred when the yes named the one it answered (``approval_results``); a plain
+        yes names none, so that new question, which nobody saw, is withdrawn and nothing runs.
         """
         echoed = _invokit_data(metadata)
+        claimed = echoed.get("approval_id")
         waiting = await self.executor.pending(call.id, session_id=call.session_id)
         if waiting is None:
-            child = await self._paused_child(call, echoed.get("approval_id"))
+            child = await self._paused_child(call, claimed)
             if child is not None:  # a compose script paused on its call: it goes on from there
                 return await self._resume(child, None, echoed)
-            return await self.executor.execute(call)
-        claimed = echoed.get("approval_id")
+            started = time.time()
+            outcome = await self.executor.execute(call)
+            if claimed is None and isinstance(outcome, Interrupted):
+                interrupt = outcome.interrupt
+                if isinstance(interrupt, ApprovalRequired):
+                    # A plain yes names no question, so it would resume whichever one waits
+                    # next: the one just asked, which nobody saw (a replay of a used yes would
+                    # run the call again). That question is withdrawn and nothing runs.
+                    stale = await answer_for_another_request(
+                        self.executor, call, interrupt.request, started
+                    )
+                    if stale is not None:
+                        return Failed(result=stale)
+            return outcome
         if claimed is not None and claimed != waiting.id:
             raise PydanticToolFailed(
                 f"The approval given ({claimed}) is not the one waiting for this call "

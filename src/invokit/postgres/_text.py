@@ -20,8 +20,12 @@ def stored(value: str) -> str: ...
 def stored(value: str | None) -> str | None: ...
 def stored(value: str | None) -> str | None:
     """``value`` as its column keeps it."""
-    if value is None or type(value) is not str:
+    if value is None:
         return value
+    if type(value) is not str:
+        if not isinstance(value, str):
+            return value
+        value = str.__str__(value)  # a str subclass (a str enum member) is the text it holds
     if "\x00" in value or value.startswith(MARK) or not _encodable(value):
         return MARK + json.dumps(value)
     return value

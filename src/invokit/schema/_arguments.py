@@ -19,6 +19,7 @@ from typing import Any
 
 from invokit.exceptions import (
     ArgumentIssue,
+    ArgumentsTooLarge,
     InvalidArguments,
     InvalidToolDefinition,
     MalformedArguments,
@@ -301,22 +302,16 @@ def _parse_bytes(data: bytes, bounds: Bounds) -> Any:
     return value
 
 
-def _too_deep(max_depth: int) -> MalformedArguments:
-    return MalformedArguments(f"nesting is deeper than {max_depth} levels")
+def _too_deep(max_depth: int) -> ArgumentsTooLarge:
+    return ArgumentsTooLarge("depth", max_depth)
 
 
-def _too_large(size: int, max_bytes: int) -> MalformedArguments:
-    return MalformedArguments(
-        f"the arguments are {size} bytes of JSON, over the limit of {max_bytes}; "
-        "send less (a smaller piece at a time)"
-    )
+def _too_large(size: int, max_bytes: int) -> ArgumentsTooLarge:
+    return ArgumentsTooLarge("bytes", max_bytes, size=size)
 
 
-def _too_wide(max_items: int) -> MalformedArguments:
-    return MalformedArguments(
-        f"the arguments hold more than {max_items} values (array items and object members); "
-        "send fewer at a time"
-    )
+def _too_wide(max_items: int) -> ArgumentsTooLarge:
+    return ArgumentsTooLarge("values", max_items)
 
 
 def _enter(node: Any, depth: int, budget: int, bounds: Bounds) -> int:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from invokit.exceptions import NotJsonSafe
+from invokit.schema._jsonsafe import to_jsonable
 
 if TYPE_CHECKING:
     from invokit._calls import ToolCall
@@ -189,14 +194,51 @@ class ToolContext:
     async def report_progress(
         self, progress: float | None = None, total: float | None = None, message: str | None = None
     ) -> None:
-        """Tell the caller how far along the call is (an MCP progress notification, a UI bar)."""
+        """Tell the caller how far along the call is (an MCP progress notification, a UI bar).
+
+        What reaches the caller is JSON-safe: ``progress`` and ``total`` finite numbers (else
+        left out), ``message`` text."""
         if self._on_progress is not None:
-            await self._on_progress(Progress(progress=progress, total=total, message=message))
+            await self._on_progress(
+                Progress(progress=_amount(progress), total=_amount(total), message=_text(message))
+            )
 
     async def emit(self, data: Any) -> None:
-        """Report a partial result (what a streaming tool yields)."""
+        """Report a partial result (what a streaming tool yields), converted to JSON data as a
+        result is (:func:`~invokit.schema.to_jsonable`); a value with no JSON form raises
+        :class:`~invokit.exceptions.NotJsonSafe`, so the call fails as it would returning it."""
+        # Checked whether or not anyone listens: a tool behaves the same under every caller.
+        safe = to_jsonable(data)
         if self._on_progress is not None:
-            await self._on_progress(Progress(data=data))
+            await self._on_progress(Progress(data=safe))
 
     def __repr__(self) -> str:
         return f"ToolContext(call_id={self.call_id!r}, tool_name={self.tool_name!r})"
+
+
+def _amount(value: Any) -> float | None:
+    """A progress amount as a finite number, else ``None`` (a bool, NaN or a non-number is no
+    amount a caller can show)."""
+    if value is None or isinstance(value, bool):
+        return None
+    kind = type(value)
+    if kind is int or kind is float:
+        return value if math.isfinite(value) else None
+    try:
+        number = float(value)  # Decimal, Fraction, numpy scalars, int subclasses
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _text(value: Any) -> str | None:
+    """A progress message as plain text: itself, a str subclass's text, or JSON of another
+    value (its type's name when it has no JSON form)."""
+    if value is None or type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    try:
+        return json.dumps(to_jsonable(value), ensure_ascii=False)
+    except NotJsonSafe:
+        return f"<{type(value).__name__}>"

@@ -134,6 +134,17 @@ async def test_invalid_pattern_asks_for_a_fix(root: Path, engine: Engine) -> Non
         await call(filesystem(root, search_engine=engine), "fs.search", pattern="(unclosed")
 
 
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+async def test_a_nul_in_the_pattern_asks_for_a_fix(root: Path, engine: Engine) -> None:
+    """A NUL character in the pattern is bad input the model can fix (a retry with a reason
+    naming the escape), never a failure of the tool; the escape itself searches."""
+    with pytest.raises(RetryWithFeedback) as raised:
+        await call(filesystem(root, search_engine=engine), "fs.search", pattern="foo\x00")
+    assert raised.value.data == {"pattern": "foo\x00"}
+    found = await call(filesystem(root, search_engine=engine), "fs.search", pattern=r"\x00\x01")
+    assert found.matches == [] or all(m.path == "bin.dat" for m in found.matches)
+
+
 async def test_search_through_link_is_refused(root: Path) -> None:
     """Searching a path through a link is refused, for a directory and for a file."""
     with pytest.raises(AccessDenied):

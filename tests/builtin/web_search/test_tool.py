@@ -17,6 +17,7 @@ from invokit.builtin.web_search import (
     SearxngSearch,
     web_search,
 )
+from invokit.builtin.web_search._tool import MAX_QUERY_CHARS
 from invokit.exceptions import (
     InvalidArguments,
     InvalidToolDefinition,
@@ -70,6 +71,35 @@ async def test_blank_query_asks_for_a_retry(backend: RecordingServer) -> None:
     with pytest.raises(RetryWithFeedback):
         await tool.invoke(tool.validate({"query": "   "}), ToolContext())
     assert backend.received == []
+
+
+async def test_an_over_long_query_is_invalid_and_never_searched(backend: RecordingServer) -> None:
+    """A query over MAX_QUERY_CHARS (the schema's maxLength) is refused as invalid arguments
+    (was execution_failed: httpx's InvalidURL); at the bound it is searched."""
+    tool = search_tool(backend)
+    executor = Executor([tool], policy=Policy.allow_all())
+    long = "(" * 300_000
+    outcome = await executor.execute(ToolCall(id="1", name="web.search", arguments={"query": long}))
+    assert outcome.result.error is not None and outcome.result.error.kind == "invalid_arguments"
+    assert tool.spec.input_schema["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
+    assert outcome.result.structured is not None
+    assert [i["path"] for i in outcome.result.structured["issues"]] == ["/query"]
+    assert backend.received == []
+    fits = await executor.execute(
+        ToolCall(id="2", name="web.search", arguments={"query": "a" * MAX_QUERY_CHARS})
+    )
+    assert fits.result.error is None, fits.result.text
+
+
+async def test_a_request_httpx_cannot_make_is_a_tool_error() -> None:
+    """A URL httpx refuses to build (over-long, from a provider's own settings) is a
+    ToolFailed with reason bad_request, not a crash of the tool."""
+    provider = SearxngSearch(base_url="http://127.0.0.2:9/" + "a" * 70_000)
+    tool = web_search(provider).get("web.search")
+    assert tool is not None
+    with pytest.raises(ToolFailed) as caught:
+        await tool.invoke({"query": "q"}, ToolContext())
+    assert caught.value.data["reason"] == "bad_request"
 
 
 async def test_provider_errors_surface_as_tool_errors(backend: RecordingServer) -> None:

@@ -101,6 +101,14 @@ class SearchQuery:
                 f"{MAX_PATTERN_CHARS}. Search for a shorter, more specific pattern.",
                 data={"max_chars": MAX_PATTERN_CHARS},
             )
+        if "\x00" in self.pattern:
+            # No process takes a NUL in its arguments (ripgrep gets the pattern that way): the
+            # model can write the same pattern with the escape.
+            raise RetryWithFeedback(
+                "The pattern holds a NUL character, which cannot be passed to the search; "
+                "write it as the escape \\x00 instead.",
+                data={"pattern": self.pattern},
+            )
         include_regex = None
         on_name = True
         if self.include:

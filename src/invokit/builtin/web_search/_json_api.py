@@ -36,7 +36,8 @@ async def fetch_json(
 
     Raises:
         ToolFailed: network failure, timeout, a non-2xx status or a body that is not JSON;
-            ``data["reason"]`` is ``network``, ``timeout``, ``http_status`` or ``bad_response``.
+            ``data["reason"]`` is ``network``, ``timeout``, ``http_status``, ``bad_response``
+            or ``bad_request`` (a request httpx cannot make, such as an over-long URL).
     """
     try:
         async with httpx.AsyncClient(timeout=time_limit) as client:
@@ -47,6 +48,8 @@ async def fetch_json(
         raise _failed(provider, url, "timeout", f"did not answer within {time_limit:g} s") from None
     except httpx.HTTPError as exc:
         raise _failed(provider, url, "network", f"cannot be reached ({exc})") from None
+    except httpx.InvalidURL as exc:  # not an HTTPError: the request could not even be made
+        raise _failed(provider, url, "bad_request", f"cannot be asked this ({exc})") from None
     if not response.is_success:
         hint = (hints or {}).get(response.status_code, "")
         raise _failed(

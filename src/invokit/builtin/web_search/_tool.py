@@ -18,7 +18,13 @@ __all__ = ["web_search"]
 
 _MAX_RESULTS_LIMIT = 20
 
-QueryArg = Annotated[str, Field(description="What to search the web for.", min_length=1)]
+MAX_QUERY_CHARS = 2_000
+"""The longest query: search engines cut or refuse longer ones, and a URL has its limits."""
+
+QueryArg = Annotated[
+    str,
+    Field(description="What to search the web for.", min_length=1, max_length=MAX_QUERY_CHARS),
+]
 MaxResultsArg = Annotated[
     int | None,
     Field(

@@ -1,0 +1,18 @@
+"""The soak's random-call driver works: a short run through every built-in tool is clean."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.soak.random_calls import soak
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_short_soak_of_random_calls_is_clean() -> None:
+    """A few hundred seeded random calls: none escapes execute, fails as execution_failed,
+    passes the output limit or hangs, and the calls reach the tools (not only refusals)."""
+    tally = await soak(300, seed=7, concurrency=4)
+    assert tally.calls == 300
+    assert tally.clean, tally.examples
+    assert tally.outcomes["ok"] > 0
