@@ -17,9 +17,10 @@ request, without the server or the executor handing each other more than that.
 from __future__ import annotations
 
 import logging
+import math
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
@@ -87,65 +88,155 @@ def withdrawn(record: ApprovalRecord) -> bool:
     return record.status == "denied" and decision is not None and decision.by == "executor"
 
 
-class Lease:
-    """The lease of one waiting call: every approval it asks for, held in ``store`` for
-    ``ttl`` seconds at a time and renewed by :func:`leased` while the call waits.
+Lost = Callable[[ApprovalRecord | None], None]
+"""Told that the wait should end: with the approval withdrawn meanwhile, or ``None`` when the
+caller went away (:meth:`Lease.abandon`) while the call waited for a question."""
+
+
+class LeaseKeeper:
+    """The leases of every call waiting in this process, renewed in one loop (:meth:`run`),
+    which also records the questions of any process whose lease ran out.
 
     Args:
-        store: the approval store (a :class:`LeasedStore`; another store holds no lease).
-        ttl: seconds the lease lasts after each renewal.
-        on_lost: called once when a held approval was withdrawn meanwhile (its lease ran out
-            here, or another process withdrew it): the wait for it should end.
+        store: the approval store (a :class:`LeasedStore`; with another store no lease is
+            held, and only a caller that goes away ends a wait).
+        ttl: seconds a lease lasts after each renewal (renewed every third of that); ``0``
+            holds none.
+        on_withdrawn: told of each question this process recorded as withdrawn because its
+            lease ran out (the audit log and the live log say so).
     """
 
     def __init__(
-        self, store: object, ttl: float, on_lost: Callable[[ApprovalRecord], None]
+        self,
+        store: object,
+        ttl: float = DEFAULT_LEASE,
+        on_withdrawn: Callable[[ApprovalRecord], None] | None = None,
     ) -> None:
-        self.store = store if isinstance(store, LeasedStore) else None
+        self.store = store if isinstance(store, LeasedStore) and ttl > 0 else None
         self.ttl = ttl
-        self.on_lost = on_lost
-        self.held: dict[str, None] = {}  # insertion-ordered set of approval ids
-        self.lost: ApprovalRecord | None = None
+        self.on_withdrawn = on_withdrawn
+        self.running = False
+        self._active: dict[Lease, None] = {}
+        self._nudged = anyio.Event()
 
-    async def hold(self, approval_id: str) -> None:
-        """Take the lease of a request just recorded (best effort: a store that fails leaves
-        it without one, as before leases)."""
+    def nudge(self) -> None:
+        """Look at the leases now rather than at the next renewal."""
+        self._nudged.set()
+
+    async def run(self) -> None:
+        """Renew every ``ttl / 3`` seconds (and when nudged) until cancelled."""
+        self.running = True
+        try:
+            while True:
+                with anyio.move_on_after(self.ttl / 3 if self.store is not None else math.inf):
+                    await self._nudged.wait()
+                self._nudged = anyio.Event()
+                for lease in list(self._active):
+                    await lease.renew()
+                await self.sweep()
+        finally:
+            self.running = False
+
+    async def sweep(self) -> None:
+        """Record the questions whose lease ran out (in any process) as withdrawn."""
         if self.store is None:
             return
-        self.held[approval_id] = None
         try:
-            await self.store.renew_lease(approval_id, time.time() + self.ttl)
+            records = await self.store.withdraw_lapsed()
+        except Exception as exc:  # a store hiccup: the next round tries again
+            logger.warning("cannot withdraw the approvals whose lease ran out: %r", exc)
+            return
+        for record in records:
+            if self.on_withdrawn is not None:
+                self.on_withdrawn(record)
+
+
+class Lease:
+    """The lease of one waiting call: every approval it asks for, held in the store for
+    :attr:`LeaseKeeper.ttl` seconds at a time while the keeper renews it.
+
+    Args:
+        keeper: the process's :class:`LeaseKeeper`.
+        on_lost: called once, when the wait for a question should end: a held approval was
+            withdrawn meanwhile (its lease ran out, or another process withdrew it), or the
+            caller went away while the call waited for one.
+    """
+
+    def __init__(self, keeper: LeaseKeeper, on_lost: Lost) -> None:
+        self.keeper = keeper
+        self._on_lost = on_lost
+        self.held: dict[str, None] = {}  # insertion-ordered set of approval ids
+        self.abandoned = False
+        self.ended = False
+
+    def _end(self, record: ApprovalRecord | None) -> None:
+        if not self.ended:
+            self.ended = True
+            self._on_lost(record)
+
+    def abandon(self) -> None:
+        """The caller went away (its connection closed): a wait for a question ends (once the
+        keeper found it still pending, at once), and so does any wait that starts later. A call
+        that waits for nobody runs on."""
+        self.abandoned = True
+        if self.held:
+            if self.keeper.store is None or not self.keeper.running:
+                self._end(None)
+            else:
+                self.keeper.nudge()
+
+    async def hold(self, approval_id: str) -> None:
+        """Take the lease of a request just recorded, when a keeper renews it (best effort: a
+        store that fails leaves it without one, as before leases)."""
+        self.held[approval_id] = None
+        if self.abandoned:
+            self._end(None)
+            return
+        keeper = self.keeper
+        if keeper.store is None or not keeper.running:
+            return  # nobody would renew it: no lease rather than one that runs out
+        keeper._active[self] = None
+        try:
+            await keeper.store.renew_lease(approval_id, time.time() + keeper.ttl)
         except Exception as exc:
             logger.warning("cannot take the lease of approval %s: %r", approval_id, exc)
 
     async def renew(self) -> None:
-        """Move every held lease forward; forget approvals that are decided; report one that
-        was withdrawn meanwhile (:attr:`on_lost`)."""
-        assert self.store is not None
+        """Move every held lease forward; forget approvals that are decided; end the wait when
+        one was withdrawn meanwhile, or the caller went away while one waits."""
+        store = self.keeper.store
+        assert store is not None
         for approval_id in list(self.held):
             try:
-                record = await self.store.renew_lease(approval_id, time.time() + self.ttl)
+                record = await store.renew_lease(approval_id, time.time() + self.keeper.ttl)
             except Exception as exc:  # a store hiccup: the next renewal tries again
                 logger.warning("cannot renew the lease of approval %s: %r", approval_id, exc)
                 continue
             if record.status == "pending":
+                if self.abandoned:
+                    self._end(None)
                 continue
             self.held.pop(approval_id, None)
-            if withdrawn(record) and self.lost is None:
-                self.lost = record
-                self.on_lost(record)
+            if withdrawn(record):
+                self._end(record)
 
     async def release(self) -> None:
         """Nobody waits any more, and nothing went wrong: the approvals still pending stay,
         without a lease (the model was told to call again once a person approves)."""
-        if self.store is None:
+        self.keeper._active.pop(self, None)
+        store = self.keeper.store
+        held, self.held = list(self.held), {}
+        if store is None or not held:
             return
-        for approval_id in list(self.held):
+        for approval_id in held:
             try:
-                await self.store.renew_lease(approval_id, None)
+                await store.renew_lease(approval_id, None)
             except Exception as exc:
                 logger.warning("cannot release the lease of approval %s: %r", approval_id, exc)
-        self.held.clear()
+
+    def leave(self) -> None:
+        """The call is over (its questions withdrawn, or left to run out): stop renewing."""
+        self.keeper._active.pop(self, None)
 
 
 _current: ContextVar[Lease | None] = ContextVar("invokit_approval_lease", default=None)
@@ -156,32 +247,15 @@ def current_lease() -> Lease | None:
     return _current.get()
 
 
-@asynccontextmanager
-async def leased(
-    store: object, ttl: float, on_lost: Callable[[ApprovalRecord], None]
-) -> AsyncIterator[Lease]:
-    """Hold a :class:`Lease` for the call run inside: approvals it asks for are leased and
-    renewed every ``ttl / 3`` seconds. Left normally, the leases still held are released; left
-    by an exception or a cancellation, they are not (the caller withdraws its questions, or,
-    if it cannot, they lapse)."""
-    lease = Lease(store, ttl, on_lost)
-    if lease.store is None or ttl <= 0:
-        yield lease
-        return
+@contextmanager
+def leased(keeper: LeaseKeeper, on_lost: Lost) -> Iterator[Lease]:
+    """A :class:`Lease` for the call run inside (found by :func:`current_lease`). The caller
+    releases it (:meth:`Lease.release`) when the call ended normally; otherwise its questions
+    are withdrawn, or lapse."""
+    lease = Lease(keeper, on_lost)
     token = _current.set(lease)
     try:
-        async with anyio.create_task_group() as group:
-
-            async def renewals() -> None:
-                while True:
-                    await anyio.sleep(ttl / 3)
-                    await lease.renew()
-
-            group.start_soon(renewals)
-            try:
-                yield lease
-            finally:
-                group.cancel_scope.cancel()
-        await lease.release()
+        yield lease
     finally:
         _current.reset(token)
+        lease.leave()

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import anyio
 
+from invokit.approvals._lease import DEFAULT_LEASE
 from invokit.execution import Executor
 from invokit.mcp._server import DEFAULT_PAGE_SIZE, build_server
 from invokit.registry import Registry
@@ -29,6 +30,7 @@ async def serve(
     heartbeat: float = 5.0,
     page_size: int = DEFAULT_PAGE_SIZE,
     approval_wait: float = 0.0,
+    approval_lease: float = DEFAULT_LEASE,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -55,6 +57,10 @@ async def serve(
         approval_wait: seconds a call that nobody here can ask about (no inline approver,
             no elicitation) waits for a decision made elsewhere (``invokit approvals``, any
             replica) before it answers "approval required"; ``0`` answers at once.
+        approval_lease: seconds of the lease a call waiting for a person holds on its
+            question in the store, renewed every third of that while its client is
+            connected: a question whose lease runs out (its client or this server went away)
+            is withdrawn in every process that shares the store. ``0`` holds none.
     """
     server = build_server(
         registry,
@@ -63,6 +69,7 @@ async def serve(
         heartbeat=heartbeat,
         page_size=page_size,
         approval_wait=approval_wait,
+        approval_lease=approval_lease,
     )
     if transport == "stdio":
         from invokit.mcp._stdio import stdio_streams
