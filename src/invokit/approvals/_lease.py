@@ -53,7 +53,8 @@ class LeasedStore(Protocol):
         ...
 
 
-def _shown(at: float) -> str:
+def shown_time(at: float) -> str:
+    """An epoch time as a person reads it in a reason: ``2026-11-28 18:40:12 UTC``."""
     return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -62,7 +63,7 @@ def lapse_decision(lease_until: float) -> ApprovalDecision:
     in every process, whether it was read as lapsed or recorded by :meth:`withdraw_lapsed`."""
     return ApprovalDecision(
         approved=False,
-        reason=f"its caller went away at {_shown(lease_until)} (the server waiting for it "
+        reason=f"its caller went away at {shown_time(lease_until)} (the server waiting for it "
         "stopped renewing its lease); nothing ran",
         by="executor",
         channel="executor",

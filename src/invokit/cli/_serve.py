@@ -476,4 +476,5 @@ class _Server:
                 ready=serving,
                 token=self.token,
                 approval_wait=self.approval_wait,
+                approval_lease=self.setup.config.serve.approval_lease,
             )

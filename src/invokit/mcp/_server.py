@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -38,7 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.approvals import ApprovalRecord, ApprovalRequest
-from invokit.approvals._lease import DEFAULT_LEASE, LeaseKeeper, leased
+from invokit.approvals._lease import DEFAULT_LEASE, LeaseKeeper, leased, shown_time
 from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
@@ -321,12 +322,13 @@ class ToolServer:
         except Exception as exc:
             logger.warning("cannot withdraw the approvals of call %s: %r", call.id, exc)
             return
+        decision = ApprovalDecision.deny(
+            f"its caller went away at {shown_time(time.time())} (cancelled, timed out or "
+            "disconnected); nothing ran",
+            by="executor",
+            channel="executor",
+        )
         for request in pending:
-            decision = ApprovalDecision.deny(
-                "the caller went away (cancelled, timed out or disconnected); nothing ran",
-                by="executor",
-                channel="executor",
-            )
             try:
                 await self.executor.approvals.resolve(request.id, decision)
             except ApprovalError:
