@@ -54,4 +54,5 @@ async def main(kind: str, url: str, path: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, *sys.argv[1:4])
+    kind, url, path = sys.argv[1:4]
+    anyio.run(main, kind, url, path)

@@ -60,9 +60,7 @@ def client(root: Path, state: Path, kind: str, url: str, path: str) -> Iterator[
 
 async def cli(state: Path, *args: str) -> tuple[int, str]:
     """The real ``invokit`` command; its exit status and output."""
-    done = await anyio.run_process(
-        [invokit_bin(), *args], env=subprocess_env(state), check=False
-    )
+    done = await anyio.run_process([invokit_bin(), *args], env=subprocess_env(state), check=False)
     return done.returncode, done.stdout.decode() + done.stderr.decode()
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 import anyio
@@ -55,7 +55,7 @@ class LeasedStore(Protocol):
 
 def shown_time(at: float) -> str:
     """An epoch time as a person reads it in a reason: ``2026-11-28 18:40:12 UTC``."""
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def lapse_decision(lease_until: float) -> ApprovalDecision:
