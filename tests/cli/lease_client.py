@@ -1,9 +1,10 @@
 """A real SDK client that asks ``invokit serve`` for a write and waits for the answer; the
 lease tests kill it with SIGKILL while its question waits.
 
-``python -m tests.cli.lease_client http URL PATH`` or ``... stdio - PATH`` (it launches
-``invokit serve --stdio`` in the current directory, as a desktop client would). It prints
-``calling`` once connected, just before the call.
+``python -m tests.cli.lease_client http URL PATH [progress]`` or ``... stdio - PATH`` (it
+launches ``invokit serve --stdio`` in the current directory, as a desktop client would). It
+prints ``calling`` once connected, just before the call; with ``progress`` it asks for progress
+notifications (so the server's heartbeats answer it on an SSE stream).
 """
 
 from __future__ import annotations
@@ -21,14 +22,22 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 
-async def _call(session: ClientSession, path: str) -> None:
+async def _heard(progress: float, total: float | None, message: str | None) -> None:
+    print("progress", message, flush=True)
+
+
+async def _call(session: ClientSession, path: str, progress: bool = False) -> None:
     await session.initialize()
     print("calling", flush=True)
-    result = await session.call_tool("fs.write", {"path": path, "content": "written"})
+    result = await session.call_tool(
+        "fs.write",
+        {"path": path, "content": "written"},
+        progress_callback=_heard if progress else None,
+    )
     print("answered", result.is_error, flush=True)
 
 
-async def main(kind: str, url: str, path: str) -> None:
+async def main(kind: str, url: str, path: str, progress: bool = False) -> None:
     if kind == "stdio":
         command = str(Path(sys.executable).with_name("invokit"))
         # The SDK hands the server a bare environment unless told: this one carries the
@@ -50,9 +59,9 @@ async def main(kind: str, url: str, path: str) -> None:
         ),
         ClientSession(read, write) as session,
     ):
-        await _call(session, path)
+        await _call(session, path, progress)
 
 
 if __name__ == "__main__":
     kind, url, path = sys.argv[1:4]
-    anyio.run(main, kind, url, path)
+    anyio.run(main, kind, url, path, sys.argv[4:] == ["progress"])
