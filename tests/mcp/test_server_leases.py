@@ -92,7 +92,7 @@ async def test_a_killed_http_client_takes_the_terminal_question_with_it(
     approver.registry = executor.registry
     async with serving(executor, heartbeat=0.2 if progress else 5.0) as url:
         with (tmp_path / "client.log").open("w") as log:
-            client = subprocess.Popen(
+            client = await anyio.open_process(
                 [sys.executable, "-m", "tests.cli.lease_client", "http", url, "late.txt"]
                 + (["progress"] if progress else []),
                 stdout=log,
@@ -106,7 +106,7 @@ async def test_a_killed_http_client_takes_the_terminal_question_with_it(
                         await anyio.sleep(0.05)
         finally:
             client.send_signal(signal.SIGKILL)
-            client.wait()
+            await client.wait()
         await _shown(out, "withdrawn: the caller went away")
         reader.type("y\n")  # the person answers after the caller went away
         (pending,) = [
