@@ -1,10 +1,11 @@
 """A real SDK client that asks ``invokit serve`` for a write and waits for the answer; the
 lease tests kill it with SIGKILL while its question waits.
 
-``python -m tests.cli.lease_client http URL PATH [progress]`` or ``... stdio - PATH`` (it
-launches ``invokit serve --stdio`` in the current directory, as a desktop client would). It
-prints ``calling`` once connected, just before the call; with ``progress`` it asks for progress
-notifications (so the server's heartbeats answer it on an SSE stream).
+``python -m tests.cli.lease_client http URL PATH [progress|timeout]`` or ``... stdio - PATH``
+(it launches ``invokit serve --stdio`` in the current directory, as a desktop client would). It
+prints ``calling`` once connected, just before the call. With ``progress`` it asks for progress
+notifications (so the server's heartbeats answer it on an SSE stream); with ``timeout`` it gives
+up on the call after 2 seconds, as a client's request timeout does, and then stays connected.
 """
 
 from __future__ import annotations
@@ -26,18 +27,23 @@ async def _heard(progress: float, total: float | None, message: str | None) -> N
     print("progress", message, flush=True)
 
 
-async def _call(session: ClientSession, path: str, progress: bool = False) -> None:
+async def _call(session: ClientSession, path: str, mode: str = "") -> None:
     await session.initialize()
     print("calling", flush=True)
-    result = await session.call_tool(
-        "fs.write",
-        {"path": path, "content": "written"},
-        progress_callback=_heard if progress else None,
-    )
+    try:
+        result = await session.call_tool(
+            "fs.write",
+            {"path": path, "content": "written"},
+            read_timeout_seconds=2.0 if mode == "timeout" else None,
+            progress_callback=_heard if mode == "progress" else None,
+        )
+    except Exception as exc:  # the request timed out: the session stays open
+        print("gave up", repr(exc), flush=True)
+        await anyio.sleep_forever()
     print("answered", result.is_error, flush=True)
 
 
-async def main(kind: str, url: str, path: str, progress: bool = False) -> None:
+async def main(kind: str, url: str, path: str, mode: str = "") -> None:
     if kind == "stdio":
         command = str(Path(sys.executable).with_name("invokit"))
         # The SDK hands the server a bare environment unless told: this one carries the
@@ -59,9 +65,9 @@ async def main(kind: str, url: str, path: str, progress: bool = False) -> None:
         ),
         ClientSession(read, write) as session,
     ):
-        await _call(session, path, progress)
+        await _call(session, path, mode)
 
 
 if __name__ == "__main__":
     kind, url, path = sys.argv[1:4]
-    anyio.run(main, kind, url, path, sys.argv[4:] == ["progress"])
+    anyio.run(main, kind, url, path, "".join(sys.argv[4:5]))

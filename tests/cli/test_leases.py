@@ -39,12 +39,14 @@ def leased_root(base: Path) -> tuple[Path, Path]:
 
 
 @contextmanager
-def client(root: Path, state: Path, kind: str, url: str, path: str) -> Iterator[Any]:
+def client(
+    root: Path, state: Path, kind: str, url: str, path: str, mode: str = ""
+) -> Iterator[Any]:
     """A real SDK client process asking to write ``path`` (``tests/cli/lease_client.py``)."""
-    log = root.parent / f"client-{kind}.log"
+    log = root.parent / f"client-{kind}{mode}.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.cli.lease_client", kind, url, path],
+            [sys.executable, "-m", "tests.cli.lease_client", kind, url, path, mode],
             cwd=root,
             env=subprocess_env(state),
             stdout=out,
@@ -108,7 +110,29 @@ async def test_a_killed_http_client_withdraws_its_question(tmp_path: Path) -> No
         record = await withdrawn(state, approval)
         assert "went away" in record["decision"]["reason"]
         await refused(state, approval)
+        status, shown = await cli(state, "approvals", "show", approval)
+        assert status == 0 and "withdrawn: its caller went away at" in shown, shown
+        status, audit = await cli(state, "audit", "--json")
+        assert any(
+            json.loads(line)["data"].get("verdict") == "withdrawn"
+            for line in audit.splitlines()
+            if approval in line
+        ), audit
     assert not (root / "a.txt").exists()
+
+
+async def test_a_client_request_timeout_withdraws_its_question(tmp_path: Path) -> None:
+    """A client whose own request timeout gives up on the call (and stays connected): the
+    question is withdrawn and cannot be approved."""
+    root, state = leased_root(tmp_path)
+    with (
+        http_server(root, state) as (url, _),
+        client(root, state, "http", url, "t.txt", "timeout"),
+    ):
+        approval = await pending(state, "t.txt")
+        await withdrawn(state, approval)
+        await refused(state, approval)
+    assert not (root / "t.txt").exists()
 
 
 async def test_a_killed_stdio_client_withdraws_its_question(tmp_path: Path) -> None:
