@@ -1,11 +1,12 @@
 """A real SDK client that asks ``invokit serve`` for a write and waits for the answer; the
 lease tests kill it with SIGKILL while its question waits.
 
-``python -m tests.cli.lease_client http URL PATH [progress|timeout]`` or ``... stdio - PATH``
+``python -m tests.cli.lease_client http URL PATH [progress|timeout|slow]`` or ``... stdio - PATH``
 (it launches ``invokit serve --stdio`` in the current directory, as a desktop client would). It
 prints ``calling`` once connected, just before the call. With ``progress`` it asks for progress
 notifications (so the server's heartbeats answer it on an SSE stream); with ``timeout`` it gives
-up on the call after 2 seconds, as a client's request timeout does, and then stays connected.
+up on the call after 2 seconds, as a client's request timeout does, and then stays connected;
+with ``slow`` it calls the tool ``slow`` (which the test serves) instead of ``fs.write``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ async def _call(session: ClientSession, path: str, mode: str = "") -> None:
     print("calling", flush=True)
     try:
         result = await session.call_tool(
-            "fs.write",
+            "slow" if mode == "slow" else "fs.write",
             {"path": path, "content": "written"},
             read_timeout_seconds=2.0 if mode == "timeout" else None,
             progress_callback=_heard if mode == "progress" else None,
