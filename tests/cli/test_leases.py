@@ -197,4 +197,4 @@ async def test_questions_die_with_their_callers_across_replicas(
         for line in out.splitlines()
         if line.startswith("{") and orphan in line and "withdrawn" in line
     ]
-    assert withdrawals, out
+    assert len(withdrawals) == 1, out  # recorded once, by one of the live replicas
