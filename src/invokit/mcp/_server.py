@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -245,6 +246,9 @@ class ToolServer:
                         forget()
                 await lease.release()
                 return answer
+        # Cancelled from outside as well (the client's cancel, the server stopping): that
+        # cancellation goes on, as if the wait had not ended first.
+        await anyio.lowlevel.checkpoint_if_cancelled()
         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
             await self._withdraw(call)
         record = lost[0] if lost else None
