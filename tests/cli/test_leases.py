@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
-from tests.cli.serving import CONFIG, http_server
+from tests.cli.serving import CONFIG, approval_id_of, http_server
 from tests.cli.test_client_identity import named_session
 from tests.cli.test_replicas import replica
 
@@ -133,6 +133,29 @@ async def test_a_client_request_timeout_withdraws_its_question(tmp_path: Path) -
         await withdrawn(state, approval)
         await refused(state, approval)
     assert not (root / "t.txt").exists()
+
+
+async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> None:
+    """A call told "approval required" at once leaves its question without a lease: it waits
+    for `invokit approvals approve` until it expires, and the model's next call finds it."""
+    import sqlite3
+
+    root, state = leased_root(tmp_path)
+    with http_server(root, state, "--approval-wait", "0") as (url, _):
+        async with named_session(url, "erin") as session:
+            asked = await session.call_tool("fs.write", {"path": "e.txt", "content": "e"})
+        approval = approval_id_of(asked)
+        with sqlite3.connect(state / "approvals.sqlite3") as conn:
+            row = conn.execute(
+                "SELECT status, lease_until FROM approvals WHERE id = ?", (approval,)
+            ).fetchone()
+        assert row == ("pending", None)
+        status, out = await cli(state, "approvals", "approve", approval)
+        assert status == 0, out
+        async with named_session(url, "erin") as session:
+            done = await session.call_tool("fs.write", {"path": "e.txt", "content": "e"})
+        assert not done.is_error, done
+    assert (root / "e.txt").read_text() == "e"
 
 
 async def test_a_killed_stdio_client_withdraws_its_question(tmp_path: Path) -> None:

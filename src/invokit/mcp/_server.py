@@ -244,7 +244,8 @@ class ToolServer:
                 finally:
                     if forget is not None:
                         forget()
-                await lease.release()
+                if lease.held:  # it asked, and the call is over: nobody waits any more
+                    await lease.release()
                 return answer
         # Cancelled from outside as well (the client's cancel, the server stopping): that
         # cancellation goes on, as if the wait had not ended first.
