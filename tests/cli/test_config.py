@@ -120,3 +120,25 @@ def test_the_example_configuration_is_valid() -> None:
     config = load_config(example)
     assert config.shell is not None and "git status" in config.shell.allow
     assert config.policy is not None and config.policy.default == "ask"
+
+
+@pytest.mark.parametrize(
+    ("text", "lease"),
+    [
+        pytest.param("", 10.0, id="default"),
+        pytest.param("[serve]\napproval_lease = 2\n", 2.0, id="short"),
+        pytest.param("[serve]\napproval_lease = 0\n", None, id="zero"),
+        pytest.param("[serve]\napproval_lease = nan\n", None, id="nan"),
+        pytest.param('[serve]\napproval_lease = "10"\n', None, id="text"),
+        pytest.param("[serve]\napproval_lease = true\n", None, id="bool"),
+    ],
+)
+def test_serve_approval_lease(tmp_path: Path, text: str, lease: float | None) -> None:
+    """``[serve] approval_lease`` is the waiting call's lease in seconds (10 by default), from 1
+    to 3600; anything else is a configuration error naming the key."""
+    source = tmp_path / "invokit.toml"
+    if lease is None:
+        with pytest.raises(ConfigError, match="approval_lease"):
+            parse_config(text, source=source)
+        return
+    assert parse_config(text, source=source).serve.approval_lease == lease

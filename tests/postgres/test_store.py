@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -192,4 +193,46 @@ async def test_connections_the_server_ended_are_replaced(postgres_url: str) -> N
     assert len(ended) >= 1
     await store.resolve(request.id, ApprovalDecision(approved=True, by="ana"))
     assert (await store.consume(request.id)).status == "consumed"
+    await store.close()
+
+
+async def test_a_version_2_database_gains_leases(postgres_url: str) -> None:
+    """A database at schema 2 (before leases), with a question waiting: migrated to the
+    current version, the question keeps waiting without a lease and a new one can be leased."""
+    from invokit.postgres._schema import MIGRATIONS
+
+    clock = Clock(time.time())
+    before = make_request(clock)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        for statement in MIGRATIONS[1] + MIGRATIONS[2]:
+            conn.execute(statement)
+        conn.execute(
+            "CREATE TABLE invokit_schema (id integer PRIMARY KEY CHECK (id = 1), "
+            "version integer NOT NULL)"
+        )
+        conn.execute("INSERT INTO invokit_schema (id, version) VALUES (1, 2)")
+        conn.execute(
+            "INSERT INTO invokit_approvals (id, tool, call_id, session_id, project, "
+            "spec_fingerprint, arguments_hash, status, request, created_at, expires_at) "
+            "VALUES (%s, %s, %s, %s, NULL, %s, %s, 'pending', %s, %s, %s)",
+            (
+                before.id,
+                before.tool,
+                before.call.id,
+                before.session_id,
+                before.spec_fingerprint,
+                before.arguments_hash,
+                json.dumps(before.to_dict()),
+                before.created_at,
+                before.expires_at,
+            ),
+        )
+    store = PostgresApprovalStore(postgres_url, clock=clock)
+    after = make_request(clock, path="src/b.py")
+    await store.put(after)
+    assert _version(postgres_url) == [(1, SCHEMA_VERSION)]
+    await store.renew_lease(after.id, clock.now + 10)
+    clock.now += 60
+    assert [r.id for r in await store.list_pending()] == [before.id]
+    assert (await store.get(after.id)).status == "denied"
     await store.close()

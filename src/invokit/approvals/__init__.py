@@ -3,6 +3,7 @@
 import contextlib
 
 from invokit.approvals._always import always_rule_preview
+from invokit.approvals._lease import DEFAULT_LEASE, LeasedStore
 from invokit.approvals._memory import MemoryApprovalStore
 from invokit.approvals._models import (
     DEFAULT_TTL,
@@ -18,6 +19,7 @@ from invokit.approvals._standing import StandingRule
 from invokit.approvals._store import ApprovalStore
 
 __all__ = [
+    "DEFAULT_LEASE",
     "DEFAULT_TTL",
     "ApprovalChannel",
     "ApprovalDecision",
@@ -26,6 +28,7 @@ __all__ = [
     "ApprovalScope",
     "ApprovalStatus",
     "ApprovalStore",
+    "LeasedStore",
     "MemoryApprovalStore",
     "SqliteApprovalStore",
     "StandingRule",

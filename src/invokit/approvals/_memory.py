@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from invokit.approvals._lease import lapsed
 from invokit.approvals._models import (
     ApprovalDecision,
     ApprovalRecord,
@@ -51,6 +53,8 @@ class MemoryApprovalStore:
         self._call_ids: set[str] = set()
         self._calls: dict[str, list[float]] = {}
         self._decided: dict[str, list[anyio.Event]] = {}
+        # approval id -> when the lease of the call waiting for it runs out (only while pending)
+        self._leases: dict[str, float] = {}
 
     def _wake(self, approval_id: str) -> None:
         """Wake the waiters of ``approval_id`` (called with the lock held)."""
@@ -61,6 +65,7 @@ class MemoryApprovalStore:
         record = self._records.get(approval_id)
         if record is None:
             raise ApprovalNotFound(approval_id, "there is no approval with this id")
+        record = self._lapse(record)
         status = effective_status(record.status, record.request.expires_at, self._clock())
         if status != record.status:
             return ApprovalRecord(
@@ -71,6 +76,34 @@ class MemoryApprovalStore:
                 consumed_at=record.consumed_at,
             )
         return record
+
+    def _lapse(self, record: ApprovalRecord) -> ApprovalRecord:
+        """``record`` as withdrawn if its lease ran out (read only: :meth:`withdraw_lapsed`
+        records it, once)."""
+        return lapsed(record, self._leases.get(record.request.id), self._clock())
+
+    async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
+        with self._lock:
+            record = self._current(approval_id)
+            if record.status == "pending":
+                if until is None:
+                    self._leases.pop(approval_id, None)
+                else:
+                    self._leases[approval_id] = until
+            return record
+
+    async def withdraw_lapsed(self) -> list[ApprovalRecord]:
+        with self._lock:
+            now = self._clock()
+            changed: list[ApprovalRecord] = []
+            for approval_id, until in list(self._leases.items()):
+                record = lapsed(self._records[approval_id], until, now)
+                if record.status == "denied":
+                    del self._leases[approval_id]
+                    self._records[approval_id] = record
+                    self._wake(approval_id)
+                    changed.append(record)
+            return changed
 
     async def put(self, request: ApprovalRequest) -> None:
         with self._lock:
@@ -97,6 +130,7 @@ class MemoryApprovalStore:
                 request=record.request, status=status, decision=decision, resolved_at=self._clock()
             )
             self._records[approval_id] = record
+            self._leases.pop(approval_id, None)
             self._wake(approval_id)
             return record
 
@@ -120,6 +154,8 @@ class MemoryApprovalStore:
             record = self._records.get(approval_id)
             if record is None:
                 raise ApprovalNotFound(approval_id, "there is no approval with this id")
+            if self._lapse(record) is not record:
+                return self._current(approval_id)  # its lease ran out: that first "no" stays
             if record.status == "consumed":
                 raise withdraw_refusal(record)
             if record.status == "denied":
@@ -131,6 +167,7 @@ class MemoryApprovalStore:
                 resolved_at=self._clock(),
             )
             self._records[approval_id] = record
+            self._leases.pop(approval_id, None)
             self._wake(approval_id)
             return record
 
@@ -145,10 +182,12 @@ class MemoryApprovalStore:
                     return record
                 event = anyio.Event()
                 self._decided.setdefault(approval_id, []).append(event)
+                lease = self._leases.get(approval_id, math.inf)
             left = min(deadline - anyio.current_time(), record.request.expires_at - self._clock())
             if left <= 0:
                 return record
-            with anyio.move_on_after(left):
+            # A lease running out wakes nobody: look again when it is due.
+            with anyio.move_on_after(min(left, max(lease - self._clock(), 0.0))):
                 await event.wait()
             with self._lock:
                 waiting = self._decided.get(approval_id)
@@ -197,6 +236,7 @@ class MemoryApprovalStore:
                 r.request
                 for r in self._records.values()
                 if effective_status(r.status, r.request.expires_at, now) == "pending"
+                and self._leases.get(r.request.id, math.inf) > now
             ]
         return sorted(pending, key=lambda request: request.created_at)
 

@@ -19,6 +19,7 @@ import anyio
 import anyio.to_thread
 
 from invokit._state import store_file
+from invokit.approvals._lease import lapse_decision, lapsed
 from invokit.approvals._models import (
     ApprovalDecision,
     ApprovalRecord,
@@ -192,6 +193,25 @@ def _standing(row: tuple[Any, ...]) -> StandingRule:
     )
 
 
+_LEASE_INDEX = """
+CREATE INDEX IF NOT EXISTS approvals_lease ON approvals (lease_until)
+    WHERE status = 'pending' AND lease_until IS NOT NULL
+"""
+
+
+def _add_leases(conn: sqlite3.Connection) -> None:
+    """The ``lease_until`` column (:mod:`invokit.approvals._lease`), added to a file written
+    before it: a nullable column, so older invokit still reads the file (and sees no lease)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(approvals)").fetchall()}
+    if "lease_until" not in columns:
+        try:
+            conn.execute("ALTER TABLE approvals ADD COLUMN lease_until REAL")
+        except sqlite3.OperationalError as exc:  # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
+    conn.execute(_LEASE_INDEX)
+
+
 _INTERRUPTS = """
 CREATE TABLE IF NOT EXISTS interrupts (
     id TEXT PRIMARY KEY,
@@ -241,6 +261,7 @@ class SqliteApprovalStore:
         self._conn.executescript(_INTERRUPTS)
         self._conn.executescript(_CALLS)
         try:
+            _add_leases(self._conn)
             _migrate(self._conn, clock)
         except BaseException:
             self._conn.close()
@@ -259,21 +280,23 @@ class SqliteApprovalStore:
 
     def _record(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRecord:
         row = conn.execute(
-            "SELECT status, request, decision, resolved_at, consumed_at, expires_at "
-            "FROM approvals WHERE id = ?",
+            "SELECT status, request, decision, resolved_at, consumed_at, expires_at, "
+            "lease_until FROM approvals WHERE id = ?",
             (approval_id,),
         ).fetchone()
         if row is None:
             raise ApprovalNotFound(approval_id, "there is no approval with this id")
-        stored, request, decision, resolved_at, consumed_at, expires_at = row
-        status: ApprovalStatus = effective_status(stored, expires_at, self._clock())
-        return ApprovalRecord(
+        stored, request, decision, resolved_at, consumed_at, expires_at, lease_until = row
+        now = self._clock()
+        status: ApprovalStatus = effective_status(stored, expires_at, now)
+        record = ApprovalRecord(
             request=ApprovalRequest.from_dict(json.loads(request)),
             status=status,
             decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
             resolved_at=resolved_at,
             consumed_at=consumed_at,
         )
+        return lapsed(record, lease_until, now)
 
     # -- the store --------------------------------------------------------------------------
 
@@ -308,8 +331,9 @@ class SqliteApprovalStore:
             now = self._clock()
             changed = conn.execute(
                 "UPDATE approvals SET status = ?, decision = ?, resolved_at = ? "
-                "WHERE id = ? AND status = 'pending' AND expires_at > ?",
-                (status, stored, now, approval_id, now),
+                "WHERE id = ? AND status = 'pending' AND expires_at > ? "
+                "AND (lease_until IS NULL OR lease_until > ?)",
+                (status, stored, now, approval_id, now, now),
             ).rowcount
             record = self._record(conn, approval_id)
             if changed != 1:
@@ -341,10 +365,13 @@ class SqliteApprovalStore:
         def update(conn: sqlite3.Connection) -> ApprovalRecord:
             # One conditional UPDATE: a consume racing this withdrawal changes the row first
             # (and the call runs) or finds it denied (and nothing runs); never both.
+            now = self._clock()
+            # A question whose lease ran out is withdrawn already: that first "no" stays.
             changed = conn.execute(
                 "UPDATE approvals SET status = 'denied', decision = ?, resolved_at = ? "
-                "WHERE id = ? AND status IN ('pending', 'approved')",
-                (stored, self._clock(), approval_id),
+                "WHERE id = ? AND status IN ('pending', 'approved') "
+                "AND NOT (status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ?)",
+                (stored, now, approval_id, now),
             ).rowcount
             record = self._record(conn, approval_id)
             if changed != 1 and record.status == "consumed":
@@ -367,6 +394,41 @@ class SqliteApprovalStore:
             if left <= 0:
                 return record
             await anyio.sleep(min(left, self._poll))
+
+    async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
+        def update(conn: sqlite3.Connection) -> ApprovalRecord:
+            now = self._clock()
+            # A lease that ran out is never renewed: once lapsed, the question stays withdrawn.
+            conn.execute(
+                "UPDATE approvals SET lease_until = ? WHERE id = ? AND status = 'pending' "
+                "AND expires_at > ? AND (lease_until IS NULL OR lease_until > ?)",
+                (until, approval_id, now, now),
+            )
+            return self._record(conn, approval_id)
+
+        return await self._run(update)
+
+    async def withdraw_lapsed(self) -> list[ApprovalRecord]:
+        def update(conn: sqlite3.Connection) -> list[ApprovalRecord]:
+            now = self._clock()
+            due = conn.execute(
+                "SELECT id, lease_until FROM approvals INDEXED BY approvals_lease "
+                "WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ?",
+                (now,),
+            ).fetchall()
+            changed: list[ApprovalRecord] = []
+            for approval_id, until in due:
+                decision = json.dumps(lapse_decision(until).to_dict())
+                # Conditional on the same lease: of the processes sweeping, one records it.
+                if conn.execute(
+                    "UPDATE approvals SET status = 'denied', decision = ?, resolved_at = ? "
+                    "WHERE id = ? AND status = 'pending' AND lease_until = ?",
+                    (decision, until, approval_id, until),
+                ).rowcount:
+                    changed.append(self._record(conn, approval_id))
+            return changed
+
+        return await self._run(update)
 
     async def put_interrupt(
         self, interrupt_id: str, data: dict[str, Any], expires_at: float
@@ -440,10 +502,11 @@ class SqliteApprovalStore:
 
     async def list_pending(self) -> list[ApprovalRequest]:
         def select(conn: sqlite3.Connection) -> list[ApprovalRequest]:
+            now = self._clock()
             rows = conn.execute(
                 "SELECT request FROM approvals WHERE status = 'pending' AND expires_at > ? "
-                "ORDER BY created_at, id",
-                (self._clock(),),
+                "AND (lease_until IS NULL OR lease_until > ?) ORDER BY created_at, id",
+                (now, now),
             ).fetchall()
             return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]
 

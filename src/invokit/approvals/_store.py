@@ -160,6 +160,10 @@ def resolve_refusal(record: ApprovalRecord) -> ApprovalError:
     approval_id = record.request.id
     if record.status == "expired":
         return ApprovalExpired(approval_id, "it expired unresolved and counts as denied")
+    decision = record.decision
+    if record.status == "denied" and decision is not None and decision.by == "executor":
+        # Taken back by the executor (its caller went away, nobody answered in time): say why.
+        return ApprovalAlreadyUsed(approval_id, f"withdrawn: {decision.reason or 'no reason'}")
     return ApprovalAlreadyUsed(approval_id, f"it is already {record.status}")
 
 
@@ -172,6 +176,9 @@ def consume_refusal(record: ApprovalRecord) -> ApprovalError:
     if status == "consumed":
         return ApprovalAlreadyUsed(approval_id, "it was used already; an approval is single-use")
     if status == "denied":
+        decision = record.decision
+        if decision is not None and decision.by == "executor":
+            return ApprovalError(approval_id, f"withdrawn: {decision.reason or 'no reason'}")
         return ApprovalError(approval_id, "it was denied")
     return ApprovalError(approval_id, "it is still waiting for a decision")
 

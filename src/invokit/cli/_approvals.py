@@ -288,7 +288,10 @@ def _show(record: Any, now: float) -> None:
     if record.decision is not None:
         decision = record.decision
         verdict = f"approved ({decision.scope})" if decision.approved else "denied"
-        rows.append(("decision", f"{verdict} by {decision.by or '?'}"))
+        if decision.by == "executor":  # taken back, not answered: say why
+            rows.append(("decision", f"withdrawn: {decision.reason or 'no reason given'}"))
+        else:
+            rows.append(("decision", f"{verdict} by {decision.by or '?'}"))
     for label, value in rows:
         line = inert(f"{label:<11}")
         line.append_text(inert(value))

@@ -150,6 +150,8 @@ class ServeConfig:
     allowed_origins: tuple[str, ...] = ()
     approval_wait: float = 0.0
     """Seconds a call nobody can be asked about waits for a decision made elsewhere."""
+    approval_lease: float = 10.0
+    """Seconds of the lease a waiting call holds on its question (renewed every third)."""
     auth: AuthConfig | None = None
     """``[serve.auth]``: serve HTTP as an OAuth 2.1 resource server instead of with the
     project's token; ``None`` keeps the token."""
@@ -327,8 +329,22 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
     checker.keys(
         table,
         where,
-        {"transport", "host", "port", "name", "allowed_origins", "approval_wait", "auth"},
+        {
+            "transport",
+            "host",
+            "port",
+            "name",
+            "allowed_origins",
+            "approval_wait",
+            "approval_lease",
+            "auth",
+        },
     )
+    lease = table.get("approval_lease", 10.0)
+    if not isinstance(lease, int | float) or isinstance(lease, bool) or not 1 <= lease <= 3600:
+        raise checker.error(
+            "approval_lease must be a number of seconds from 1 to 3600", where, "approval_lease"
+        )
     wait = table.get("approval_wait", 0.0)
     if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
         raise checker.error(
@@ -345,6 +361,7 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
         name=checker.string(table, where, "name", default="invokit"),
         allowed_origins=checker.strings(table, where, "allowed_origins", default=()) or (),
         approval_wait=float(wait),
+        approval_lease=float(lease),
         auth=_auth(checker, table) if "auth" in table else None,
     )
 

@@ -517,4 +517,5 @@ class _Server:
                 token=self.token,
                 approval_wait=self.approval_wait,
                 auth=self.auth,
+                approval_lease=self.setup.config.serve.approval_lease,
             )

@@ -86,6 +86,7 @@ async def ask(
         return ex._failed(
             call, start, "approval_unavailable", f"Approval could not be recorded: {exc!r}"
         )
+    await _hold(request)
     if "approval_requested" in ex._sinks_for:
         ex._emit(
             "approval_requested",
@@ -105,6 +106,16 @@ async def ask(
     if isinstance(answer, Failed):
         return answer
     return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+
+
+async def _hold(request: ApprovalRequest) -> None:
+    """The question lives only as long as its caller: when a server waits for it on behalf of
+    a connected client (a lease in this context), the lease is taken now."""
+    from invokit.approvals._lease import current_lease
+
+    lease = current_lease()
+    if lease is not None:
+        await lease.hold(request.id)
 
 
 async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
@@ -163,6 +174,7 @@ async def rejoin(
             await withdraw(ex, request, "the call was made again with other arguments")
         return None
     if record.status == "pending":
+        await _hold(request)
         if ex.approver is None:
             return ex._interrupted(ApprovalRequired(request=request))
         answer = await ask_approver(ex, request, start)

@@ -9,9 +9,11 @@ back as one JSON body; anything before it (progress, an elicitation, a roots req
 SSE stream, starting with that message, exactly as the SDK would have answered. So the
 back-channel is kept for every request that uses it, and the rest cost one plain response.
 
-As on the SDK's streams, a client that disconnects ends the wait for its request's answer (the
-call runs on; its answer has nowhere to go), and one request id is in flight at a time in a
-session: a second POST with it is refused (409), as the SDK refuses a second GET stream.
+A client that disconnects before its answer went out ends the wait for it, on either path,
+and the request's handler is told (:mod:`invokit.mcp._caller`): a call waiting for a person
+withdraws its question; a call running a tool runs on (its answer has nowhere to go). One
+request id is in flight at a time in a session: a second POST with it is refused (409), as the
+SDK refuses a second GET stream.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
+
+from invokit.mcp._caller import Caller, calling
 
 MCP_PATH = "/mcp"
 
@@ -99,12 +103,15 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
         streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
         self._request_streams[request_id] = streams
         upgraded = False
+        caller = Caller()
         try:
-            await self._dispatch(message, request, request_id)
+            with calling(caller):  # the handler inherits this context, and so the caller
+                await self._dispatch(message, request, request_id)
             first = await self._first_message(receive, streams[1])
             match first:
                 case "disconnected":
-                    # As on the SDK's streams: the request runs on; its answer has nowhere to go.
+                    # Its answer has nowhere to go: a question it waits on is withdrawn.
+                    caller.go()
                     return
                 case "ended":
                     await self._terminated_response()(scope, receive, send)
@@ -116,7 +123,7 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
             # SDK's stream ends the answer then, as it ends every other).
             upgraded = True
             opening = first if isinstance(first, EventMessage) else None
-            await self._stream(scope, receive, send, request_id, opening)
+            await self._stream(scope, receive, send, request_id, opening, caller)
         finally:
             if not upgraded:
                 await self._clean_up_memory_streams(request_id)
@@ -192,8 +199,10 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
         send: Send,
         request_id: str,
         first: EventMessage | None,
+        caller: Caller,
     ) -> None:
-        """Answer with the SDK's SSE stream for the request, ``first`` as its first event."""
+        """Answer with the SDK's SSE stream for the request, ``first`` as its first event;
+        ``caller`` hears of a disconnect before the stream ended."""
         sse_writer, sse_reader = anyio.create_memory_object_stream[dict[str, Any]](0)
         self._sse_stream_writers[request_id] = sse_writer
         headers = {
@@ -213,6 +222,7 @@ class LazyJSONTransport(StreamableHTTPServerTransport):
                 None if first is None else self._create_event_data(first),
             ),
             headers=headers,
+            client_close_handler_callable=partial(_went, caller),
         )
         try:
             await response(scope, receive, send)
@@ -259,6 +269,11 @@ async def _read_into(
     """:func:`_read` into ``found``, then cancel ``done`` (the wait for a disconnect)."""
     found.append(await _read(reader))
     done.cancel()
+
+
+async def _went(caller: Caller, message: object) -> None:
+    """The SSE stream's client disconnected before the stream ended."""
+    caller.go()
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import anyio
 
+from invokit.approvals._lease import DEFAULT_LEASE
 from invokit.execution import Executor
 from invokit.mcp._oauth_config import OAuthConfig
 from invokit.mcp._server import DEFAULT_PAGE_SIZE, build_server
@@ -31,6 +32,7 @@ async def serve(
     page_size: int = DEFAULT_PAGE_SIZE,
     approval_wait: float = 0.0,
     auth: OAuthConfig | None = None,
+    approval_lease: float = DEFAULT_LEASE,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -60,6 +62,10 @@ async def serve(
         auth: over HTTP, serve as an OAuth 2.1 resource server instead of with ``token``:
             every request needs an access token from ``auth.issuer`` for this server, and
             the caller's issuer and subject scope its approvals, grants and audit records.
+        approval_lease: seconds of the lease a call waiting for a person holds on its
+            question in the store, renewed every third of that while its client is
+            connected: a question whose lease runs out (its client or this server went away)
+            is withdrawn in every process that shares the store. ``0`` holds none.
     """
     if auth is not None and token is not None:
         raise ValueError("give a token or auth, not both")
@@ -70,6 +76,7 @@ async def serve(
         heartbeat=heartbeat,
         page_size=page_size,
         approval_wait=approval_wait,
+        approval_lease=approval_lease,
     )
     if transport == "stdio":
         from invokit.mcp._stdio import stdio_streams

@@ -8,7 +8,11 @@ can; otherwise the call answers with an error that names the approval id and onl
 to approve it (which depends on the approval store). An approval is tied to its live caller: a
 call cancelled while it waits for a person (``notifications/cancelled``, a timeout, a closed
 connection, the server stopping) withdraws its pending requests, and while a person decides a
-client that sent a progress token receives heartbeat progress notifications.
+client that sent a progress token receives heartbeat progress notifications. While it waits,
+the call holds a lease on each of its questions in the store (:mod:`invokit.approvals._lease`),
+renewed by this process: a client that goes without a word (killed, its connection dropped)
+withdraws them at once, and a server that dies with them leaves leases that run out, so every
+other process sees them withdrawn within one lease.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ import bisect
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -32,12 +38,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._spec import ToolSpec
-from invokit.approvals import ApprovalRequest
+from invokit.approvals import ApprovalRecord, ApprovalRequest
+from invokit.approvals._lease import DEFAULT_LEASE, LeaseKeeper, leased, shown_time
 from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
+from invokit.execution._approving import denied_by
 from invokit.execution._children import parent_of
 from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
+from invokit.mcp._caller import current_caller
 from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
 from invokit.mcp._elicit import (
     APPROVAL_INPUT,
@@ -101,6 +110,7 @@ class ToolServer:
         heartbeat: float = 5.0,
         page_size: int = DEFAULT_PAGE_SIZE,
         approval_wait: float = 0.0,
+        approval_lease: float = DEFAULT_LEASE,
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size!r}")
@@ -112,6 +122,8 @@ class ToolServer:
         """The most tools one ``tools/list`` page holds."""
         self.approval_wait = approval_wait
         """Seconds a call nobody here can ask about waits for a decision made elsewhere."""
+        self.leases = LeaseKeeper(executor.approvals, approval_lease, self._lapsed)
+        """The leases of the calls waiting here (``approval_lease`` seconds each, ``0``: none)."""
         self._listed: list[ToolSpec] = []
         self._listing: dict[str, Any] | None = None
         self._names: list[str] = []
@@ -205,7 +217,7 @@ class ToolServer:
             metadata=metadata,
         )
         try:
-            answer = await self._reported(ctx, call, params)
+            answer = await self._leased(ctx, call, params)
         except anyio.get_cancelled_exc_class():
             # The client cancelled the call, timed out or went away: its questions are
             # withdrawn, so no answer given later can run a call the client was told failed.
@@ -215,6 +227,45 @@ class ToolServer:
         finally:
             await self._written()
         return _complete(ctx, answer)
+
+    async def _leased(
+        self, ctx: Context, call: ToolCall, params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        """The answer to ``call``, its questions leased while it waits for them. The wait ends
+        when one is withdrawn meanwhile (its lease ran out: this process stalled, or another
+        withdrew it) or the client's connection closed: its questions are withdrawn and the
+        answer says so."""
+        lost: list[ApprovalRecord | None] = []
+        with anyio.CancelScope() as waiting:
+
+            def end(record: ApprovalRecord | None) -> None:
+                lost.append(record)
+                waiting.cancel()
+
+            with leased(self.leases, end) as lease:
+                caller = current_caller()
+                forget = caller.on_gone(lease.abandon) if caller is not None else None
+                try:
+                    answer = await self._reported(ctx, call, params)
+                finally:
+                    if forget is not None:
+                        forget()
+                if lease.held:  # it asked, and the call is over: nobody waits any more
+                    await lease.release()
+                return answer
+        # Cancelled from outside as well (the client's cancel, the server stopping): that
+        # cancellation goes on, as if the wait had not ended first.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            await self._withdraw(call)
+        record = lost[0] if lost else None
+        if record is not None and record.decision is not None:
+            return error_dict("approval_denied", denied_by(record.request, record.decision))
+        return error_dict(
+            "approval_denied",
+            "The caller went away while this call waited for a person; its question was "
+            "withdrawn and nothing ran.",
+        )
 
     async def _reported(
         self, ctx: Context, call: ToolCall, params: types.CallToolRequestParams
@@ -282,12 +333,13 @@ class ToolServer:
         except Exception as exc:
             logger.warning("cannot withdraw the approvals of call %s: %r", call.id, exc)
             return
+        decision = ApprovalDecision.deny(
+            f"its caller went away at {shown_time(time.time())} (cancelled, timed out or "
+            "disconnected); nothing ran",
+            by="executor",
+            channel="executor",
+        )
         for request in pending:
-            decision = ApprovalDecision.deny(
-                "the caller went away (cancelled, timed out or disconnected); nothing ran",
-                by="executor",
-                channel="executor",
-            )
             try:
                 await self.executor.approvals.resolve(request.id, decision)
             except ApprovalError:
@@ -296,6 +348,13 @@ class ToolServer:
                 logger.warning("cannot withdraw approval %s: %r", request.id, exc)
                 continue
             emit_resolved(self.executor, request.call, request, decision)
+
+    def _lapsed(self, record: ApprovalRecord) -> None:
+        """A question whose lease ran out (its caller went, here or on a replica that died),
+        recorded as withdrawn by this process: the audit log and the live log say so."""
+        from invokit.execution._approving import emit_resolved
+
+        emit_resolved(self.executor, record.request.call, record.request, record.decision)
 
     async def _heartbeats(self, call: ToolCall, reporter: ProgressReporter) -> None:
         """While a person decides, a progress notification every ``heartbeat`` seconds, so a
@@ -515,9 +574,12 @@ class ToolServer:
 
     @asynccontextmanager
     async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        """Runs while the server runs: the task that sends ``tools/list_changed``."""
+        """Runs while the server runs: the task that sends ``tools/list_changed``, and the one
+        that renews the leases of waiting calls and records the questions whose lease ran
+        out."""
         async with anyio.create_task_group() as group:
             group.start_soon(self._announce_changes)
+            group.start_soon(self.leases.run)
             try:
                 yield {}
             finally:
@@ -555,17 +617,24 @@ def build_server(
     heartbeat: float = 5.0,
     page_size: int = DEFAULT_PAGE_SIZE,
     approval_wait: float = 0.0,
+    approval_lease: float = DEFAULT_LEASE,
 ) -> Server[Any]:
     """The SDK low-level ``Server`` that serves ``registry`` through ``executor``.
 
     Run it with ``server.run(read_stream, write_stream, server.create_initialization_options())``
     or mount ``server.streamable_http_app()``; :func:`serve` does either. ``tools/list``
-    answers in pages of ``page_size`` tools.
+    answers in pages of ``page_size`` tools. A call waiting for a person holds a lease of
+    ``approval_lease`` seconds on its question (renewed every third of that; ``0``: none).
     """
     from invokit import __version__
 
     handlers = ToolServer(
-        registry, executor, heartbeat=heartbeat, page_size=page_size, approval_wait=approval_wait
+        registry,
+        executor,
+        heartbeat=heartbeat,
+        page_size=page_size,
+        approval_wait=approval_wait,
+        approval_lease=approval_lease,
     )
     server = _InvokitServer(
         name,

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from invokit.approvals._lease import lapse_decision, lapsed
 from invokit.approvals._models import (
     ApprovalDecision,
     ApprovalRecord,
@@ -46,7 +47,9 @@ CHANNEL = "invokit_approvals"
 _RECONNECT_PAUSE = 0.1
 """Seconds at least between a lost listening connection and the next one."""
 
-_RECORD = "status, request, decision, resolved_at, consumed_at, expires_at"
+_RECORD = "status, request, decision, resolved_at, consumed_at, expires_at, lease_until"
+_LIVE = "(lease_until IS NULL OR lease_until > %s)"
+"""A condition: the approval's lease (if it has one) has not run out."""
 _RULE = "id, rule, project, server, fingerprint, created_at, by"
 
 
@@ -129,15 +132,17 @@ class PostgresApprovalStore:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _record(self, row: tuple[Any, ...]) -> ApprovalRecord:
-        stored, request, decision, resolved_at, consumed_at, expires_at = row
-        status: ApprovalStatus = effective_status(stored, expires_at, self._clock())
-        return ApprovalRecord(
+        stored, request, decision, resolved_at, consumed_at, expires_at, lease_until = row
+        now = self._clock()
+        status: ApprovalStatus = effective_status(stored, expires_at, now)
+        record = ApprovalRecord(
             request=ApprovalRequest.from_dict(json.loads(request)),
             status=status,
             decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
             resolved_at=resolved_at,
             consumed_at=consumed_at,
         )
+        return lapsed(record, lease_until, now)
 
     async def _decided(
         self, conn: Any, row: tuple[Any, ...], audit: Event | None, at: float
@@ -202,9 +207,9 @@ class PostgresApprovalStore:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "UPDATE invokit_approvals SET status = %s, decision = %s, resolved_at = %s "
-                    "WHERE id = %s AND status = 'pending' AND expires_at > %s "
+                    f"WHERE id = %s AND status = 'pending' AND expires_at > %s AND {_LIVE} "
                     f"RETURNING {_RECORD}",
-                    (status, decided, now, stored(approval_id), now),
+                    (status, decided, now, stored(approval_id), now, now),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -240,10 +245,11 @@ class PostgresApprovalStore:
         async with self._db.connection() as conn:
             async with conn.transaction():
                 cursor = await conn.execute(
+                    # A question whose lease ran out is withdrawn already: that "no" stays.
                     "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
-                    "resolved_at = %s WHERE id = %s AND status IN ('pending', 'approved') "
-                    f"RETURNING {_RECORD}",
-                    (decided, now, stored(approval_id)),
+                    "resolved_at = %s WHERE id = %s AND (status = 'approved' OR "
+                    f"(status = 'pending' AND {_LIVE})) RETURNING {_RECORD}",
+                    (decided, now, stored(approval_id), now),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -327,6 +333,48 @@ class PostgresApprovalStore:
             with contextlib.suppress(Exception):
                 await conn.close()
 
+    async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
+        """Hold (until ``until``) or release (``None``) the lease of a pending approval whose
+        lease has not run out; the record as it is afterwards."""
+        now = self._clock()
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE invokit_approvals SET lease_until = %s WHERE id = %s "
+                f"AND status = 'pending' AND expires_at > %s AND {_LIVE} RETURNING {_RECORD}",
+                (until, stored(approval_id), now, now),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                return self._record(row)
+            return await self._get(conn, approval_id)
+
+    async def withdraw_lapsed(self) -> list[ApprovalRecord]:
+        """Record every pending approval whose lease ran out as withdrawn, each with its
+        ``approval_resolved`` audit record and a ``NOTIFY``, in one transaction per approval;
+        the update is conditional on the same lease, so of the replicas sweeping, one records
+        each."""
+        now = self._clock()
+        changed: list[ApprovalRecord] = []
+        async with self._db.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT id, lease_until FROM invokit_approvals WHERE status = 'pending' "
+                "AND lease_until IS NOT NULL AND lease_until <= %s ORDER BY lease_until",
+                (now,),
+            )
+            for approval_id, until in await cursor.fetchall():
+                decision = json.dumps(lapse_decision(until).to_dict())
+                async with conn.transaction():
+                    cursor = await conn.execute(
+                        "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
+                        "resolved_at = %s WHERE id = %s AND status = 'pending' "
+                        f"AND lease_until = %s RETURNING {_RECORD}",
+                        (decision, until, approval_id, until),
+                    )
+                    row = await cursor.fetchone()
+                    if row is not None:
+                        changed.append(await self._decided(conn, row, None, until))
+        return changed
+
     async def put_interrupt(
         self, interrupt_id: str, data: dict[str, Any], expires_at: float
     ) -> None:
@@ -365,8 +413,8 @@ class PostgresApprovalStore:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
                 "SELECT request FROM invokit_approvals WHERE status = 'pending' "
-                "AND expires_at > %s ORDER BY created_at, id",
-                (self._clock(),),
+                f"AND expires_at > %s AND {_LIVE} ORDER BY created_at, id",
+                (self._clock(), self._clock()),
             )
             rows = await cursor.fetchall()
         return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]

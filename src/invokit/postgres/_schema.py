@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the tables this invokit writes."""
 
 MIGRATION_LOCK = 0x696E766F6B6974  # "invokit": the advisory lock key for migrations
@@ -127,7 +127,15 @@ _V2 = [
     "CREATE INDEX invokit_executions_open ON invokit_executions (replica) WHERE ended_at IS NULL",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2}
+_V3 = [
+    # The lease of the call waiting for a question (invokit.approvals._lease): renewed by the
+    # replica holding the call; a question whose lease ran out counts as withdrawn.
+    "ALTER TABLE invokit_approvals ADD COLUMN lease_until double precision",
+    "CREATE INDEX invokit_approvals_lease ON invokit_approvals (lease_until) "
+    "WHERE status = 'pending' AND lease_until IS NOT NULL",
+]
+
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
 """The statements that bring the tables from version ``n - 1`` to ``n``."""
 
 _CREATE_VERSION = (
