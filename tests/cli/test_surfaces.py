@@ -122,3 +122,41 @@ def test_policy_show_lists_the_opted_in_surfaces(cli: Cli, repo: Path, state: Pa
     assert code == 0 and "surface .envrc" in out
     code, out, _ = cli("policy", "show", "--json")
     assert json.loads(out)["allow_surfaces"] == [".envrc"]
+
+
+@pytest.mark.anyio
+async def test_a_repository_split_over_commondir_cannot_be_assembled(repo: Path) -> None:
+    """A folder is a repository to git with HEAD beside a commondir that points at a folder
+    holding objects/, refs/ and the config (git's is_git_directory): after a session grant the
+    write that would complete one is refused, and the host's git status in a folder below it
+    runs no planted fsmonitor (red team, review of issue 21)."""
+    shared = "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n"
+    local = '[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch pwned; false"\n'
+    writes = [
+        ("y/objects/k", "x"),
+        ("y/refs/k", "x"),
+        ("y/config", shared),
+        ("src/config.worktree", local),
+        ("src/lib/a.py", ""),
+    ]
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        assert isinstance(
+            await executor.resume(first.interrupt.id, approve=True, scope="session"), Completed
+        )
+        for number, (path, content) in enumerate(writes, 1):
+            assert isinstance(await executor.execute(_write(str(number), path, content)), Completed)
+        contents = {"src/commondir": "../y\n", "src/HEAD": "ref: refs/heads/main\n"}
+        for order in (["src/commondir", "src/HEAD"], ["src/HEAD", "src/commondir"]):
+            done = await executor.execute(_write("a", order[0], contents[order[0]]))
+            assert isinstance(done, Completed), done
+            planted = await executor.execute(_write("b", order[1], contents[order[1]]))
+            assert isinstance(planted, Failed), planted
+            assert planted.result.error is not None and planted.result.error.kind == "denied"
+            (repo / order[0]).unlink()
+    finally:
+        await executor.aclose()
+    _git(repo / "src" / "lib", "status")
+    assert not (repo / "pwned").exists()

@@ -25,7 +25,12 @@ __all__ = ["SurfaceGuard"]
 _BARE_MARKS = ("HEAD", "objects", "refs")
 """What makes a folder a (bare) repository to git, which then obeys its config and runs its
 hooks when a command runs there (git's ``is_git_directory``)."""
-_BARE_NAMES = frozenset({"config", "hooks", "commondir", "info", "head", "objects", "refs"})
+_SHARED_MARKS = ("HEAD", "commondir")
+"""The other way git accepts a folder as a repository: ``HEAD`` beside a ``commondir`` that
+points at the folder holding ``objects/`` and ``refs/`` (and the config and hooks git obeys)."""
+_BARE_NAMES = frozenset(
+    {"config", "config.worktree", "hooks", "commondir", "info", "head", "objects", "refs"}
+)
 _BARE_RUNS = (
     "git treats the folder as a bare repository and obeys its config and hooks when run there"
 )
@@ -78,20 +83,22 @@ class SurfaceGuard:
         return None
 
     def _bare_repository(self, parts: tuple[str, ...], folded: tuple[str, ...]) -> Surface | None:
-        """The bare repository (``HEAD``, ``objects/`` and ``refs/`` side by side, this change
-        included) whose control entry or mark the entry at ``parts`` is."""
+        """The bare repository (``HEAD``, ``objects/`` and ``refs/`` side by side, or ``HEAD``
+        beside a ``commondir``, this change included) whose control entry or mark the entry at
+        ``parts`` is."""
         for index, key in enumerate(folded):
             if key not in _BARE_NAMES:
                 continue
             folder = parts[:index]
-            marks = {mark for mark in _BARE_MARKS if fold(mark) == key}
-            marks |= {
-                mark
-                for mark in _BARE_MARKS
-                if os.path.lexists(os.path.join(self.root, *folder, mark))
-            }
-            if len(marks) == len(_BARE_MARKS):
-                return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
+            for needed in (_BARE_MARKS, _SHARED_MARKS):
+                marks = {mark for mark in needed if fold(mark) == key}
+                marks |= {
+                    mark
+                    for mark in needed
+                    if os.path.lexists(os.path.join(self.root, *folder, mark))
+                }
+                if len(marks) == len(needed):
+                    return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
         return None
 
 
