@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,4 +160,45 @@ async def test_a_repository_split_over_commondir_cannot_be_assembled(repo: Path)
     finally:
         await executor.aclose()
     _git(repo / "src" / "lib", "status")
+    assert not (repo / "pwned").exists()
+
+
+@pytest.fixture
+def venv(repo: Path) -> Path:
+    """A real virtual environment in the root, as ``env/``."""
+    path = repo / "env"
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(path)], capture_output=True, check=False
+    )
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def _start_python(venv: Path) -> None:
+    subprocess.run([str(venv / "bin" / "python"), "-c", "pass"], check=True)
+
+
+@pytest.mark.anyio
+async def test_a_virtual_environment_in_the_root_takes_no_planted_code(
+    repo: Path, venv: Path
+) -> None:
+    """A project's virtual environment inside the root (a folder holding pyvenv.cfg) runs a
+    .pth file in its site-packages at every start of its python, and the person's shell runs
+    its bin/activate: after a session grant both writes are refused, and the host's python
+    runs nothing planted (red team, review of issue 21)."""
+    site = f"env/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    pth = f"import pathlib; pathlib.Path({str(repo / 'pwned')!r}).touch()\n"
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        done = await executor.resume(first.interrupt.id, approve=True, scope="session")
+        assert isinstance(done, Completed)
+        for number, path in enumerate([f"{site}/evil.pth", "env/bin/activate"], 1):
+            planted = await executor.execute(_write(str(number), path, pth))
+            assert isinstance(planted, Failed), planted
+            assert planted.result.error is not None and planted.result.error.kind == "denied"
+    finally:
+        await executor.aclose()
+    _start_python(venv)
     assert not (repo / "pwned").exists()

@@ -34,6 +34,17 @@ _BARE_NAMES = frozenset(
 _BARE_RUNS = (
     "git treats the folder as a bare repository and obeys its config and hooks when run there"
 )
+_VENV_MARK = "pyvenv.cfg"
+"""What makes a folder a Python virtual environment (the interpreter looks for it)."""
+_VENV_ENTRIES = frozenset(
+    {"bin", "lib", "lib64", "include", "share", "etc", "Scripts", "Lib", "Include", _VENV_MARK}
+)
+"""What a virtual environment holds that an interpreter, ``activate`` or a tool reads."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_PATH", 0) | os.O_CLOEXEC
+_VENV_RUNS = (
+    "it is a Python virtual environment: its interpreter runs every .pth file in site-packages "
+    "at each start, and the person's shell runs bin/activate"
+)
 
 
 class SurfaceGuard:
@@ -71,7 +82,7 @@ class SurfaceGuard:
         if found is not None:
             return found
         folded = tuple(fold(part) for part in parts)
-        bare = self._bare_repository(parts, folded)
+        bare = self._bare_repository(parts, folded) or self._environment(parts)
         if bare is not None:
             return bare
         if self._real_root is None:  # resolved once, on first use, as the jail does
@@ -100,6 +111,42 @@ class SurfaceGuard:
                 if len(marks) == len(needed):
                     return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
         return None
+
+    def _environment(self, parts: tuple[str, ...]) -> Surface | None:
+        """The virtual environment (a folder of the root holding ``pyvenv.cfg``) the entry at
+        ``parts`` lies in, where the interpreter or the person's shell reads: a ``.pth`` file
+        or a script planted there runs at the person's next ``python`` or ``activate``.
+
+        Only a folder followed by what a virtual environment holds is looked at, each name
+        resolved from its parent's handle (no link followed), so the cost stays linear."""
+        looked = [index for index in range(1, len(parts)) if parts[index] in _VENV_ENTRIES]
+        if not looked:
+            return None
+        try:
+            fd = os.open(self.root, _DIR_FLAGS)
+        except OSError:
+            return None
+        try:
+            for index in range(1, looked[-1] + 1):
+                try:
+                    inner = os.open(parts[index - 1], _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    return None
+                os.close(fd)
+                fd = inner
+                if index in looked and _holds(fd, _VENV_MARK):
+                    return Surface(path=display(parts[:index]), runs=_VENV_RUNS)
+        finally:
+            os.close(fd)
+        return None
+
+
+def _holds(fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def _refusal(parts: tuple[str, ...], surface: Surface, action: str) -> AccessDenied:
