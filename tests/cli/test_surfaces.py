@@ -202,3 +202,34 @@ async def test_a_virtual_environment_in_the_root_takes_no_planted_code(
         await executor.aclose()
     _start_python(venv)
     assert not (repo / "pwned").exists()
+
+
+@pytest.mark.anyio
+async def test_a_hooks_path_from_the_persons_global_config_is_a_surface(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative core.hooksPath in the person's global git config (".githooks", a team's
+    hooks folder kept in the project, executable) names a folder of the worktree that the
+    host's git runs: after a session grant, overwriting a hook there is refused and git commit
+    runs nothing planted (red team, review of issue 21)."""
+    home = repo.parent  # _git runs the host's git with HOME here
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = .githooks\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    hook = repo / ".githooks" / "pre-commit"
+    hook.parent.mkdir()
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        done = await executor.resume(first.interrupt.id, approve=True, scope="session")
+        assert isinstance(done, Completed)
+        planted = await executor.execute(_write("1", ".githooks/pre-commit", HOOK))
+        assert isinstance(planted, Failed), planted
+        assert planted.result.error is not None and planted.result.error.kind == "denied"
+    finally:
+        await executor.aclose()
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    assert not (repo / "pwned").exists()
