@@ -9,6 +9,10 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from invokit._canonical import canonical_json
 from invokit._frozen import fill_class
 
+PRINCIPAL = "invokit.principal"
+"""The ``ToolCall.metadata`` key of who called, when the host verified it (``invokit serve``
+with ``[serve.auth]``): ``{"iss": issuer, "sub": subject}``. Audit records carry it."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:

@@ -36,8 +36,23 @@ def _targets(request: Any) -> list[str]:
     return [touches(permission) for permission in request.requests]
 
 
+def _caller(request: Any) -> dict[str, str] | None:
+    """Who asked, when the server verified it (``[serve.auth]``): ``{"iss": ..., "sub": ...}``."""
+    from invokit._calls import PRINCIPAL
+
+    who = request.call.metadata.get(PRINCIPAL) if isinstance(request.call.metadata, dict) else None
+    if (
+        isinstance(who, dict)
+        and isinstance(who.get("iss"), str)
+        and isinstance(who.get("sub"), str)
+    ):
+        return {"iss": who["iss"], "sub": who["sub"]}
+    return None
+
+
 def _request_row(request: Any, now: float) -> dict[str, Any]:
     return {
+        "caller": _caller(request),
         "id": request.id,
         "tool": request.tool,
         "targets": _targets(request),
@@ -262,6 +277,11 @@ def _show(record: Any, now: float) -> None:
         ("rule", request.rule or "-"),
         ("project", request.project or "-"),
         ("session", request.session_id or "-"),
+    ]
+    caller = _caller(request)
+    if caller is not None:
+        rows.append(("asked by", f"{caller['sub']} ({caller['iss']})"))
+    rows += [
         ("call id", request.call.id),
         ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),
     ]
@@ -271,12 +291,15 @@ def _show(record: Any, now: float) -> None:
         rows.append(("decision", f"{verdict} by {decision.by or '?'}"))
     for label, value in rows:
         line = inert(f"{label:<11}")
-        line.append_text(inert(str(value).replace("\n", "\\n")))
+        line.append_text(inert(value))
         console.print(line, soft_wrap=True)
     console.print(inert("arguments"))
     # ASCII-only JSON: every control or invisible character in the arguments is escaped.
     console.print(
-        inert(json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True)),
+        inert(
+            json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True),
+            keep_newlines=True,
+        ),
         soft_wrap=True,
     )
 

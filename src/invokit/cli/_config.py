@@ -80,10 +80,9 @@ class UntrustedConfigError(ConfigError):
 
 def _visible_line(text: str) -> str:
     """``text`` on one line, with control characters shown as escapes."""
-    return "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    from invokit._inert import printable
+
+    return printable(text)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,6 +150,18 @@ class ServeConfig:
     allowed_origins: tuple[str, ...] = ()
     approval_wait: float = 0.0
     """Seconds a call nobody can be asked about waits for a decision made elsewhere."""
+    auth: AuthConfig | None = None
+    """``[serve.auth]``: serve HTTP as an OAuth 2.1 resource server instead of with the
+    project's token; ``None`` keeps the token."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuthConfig:
+    """The ``[serve.auth]`` table (see ``invokit.mcp.OAuthConfig``, which it becomes)."""
+
+    issuer: str
+    audience: str | None = None
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -314,7 +325,9 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
     where = ("serve",)
     table = checker.table(document, (), "serve")
     checker.keys(
-        table, where, {"transport", "host", "port", "name", "allowed_origins", "approval_wait"}
+        table,
+        where,
+        {"transport", "host", "port", "name", "allowed_origins", "approval_wait", "auth"},
     )
     wait = table.get("approval_wait", 0.0)
     if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
@@ -332,7 +345,30 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
         name=checker.string(table, where, "name", default="invokit"),
         allowed_origins=checker.strings(table, where, "allowed_origins", default=()) or (),
         approval_wait=float(wait),
+        auth=_auth(checker, table) if "auth" in table else None,
     )
+
+
+def _auth(checker: _Checker, serve: Mapping[str, Any]) -> AuthConfig:
+    where = ("serve", "auth")
+    table = checker.table(serve, ("serve",), "auth")
+    checker.keys(table, where, {"issuer", "audience", "scopes"})
+    if "issuer" not in table:
+        raise checker.error("[serve.auth] needs the issuer whose tokens are accepted", where, None)
+    auth = AuthConfig(
+        issuer=checker.string(table, where, "issuer", default=None),
+        audience=checker.string(table, where, "audience", default=None),
+        scopes=checker.strings(table, where, "scopes", default=()) or (),
+    )
+    try:
+        from invokit.mcp._oauth_config import OAuthConfig
+
+        OAuthConfig(issuer=auth.issuer, audience=auth.audience, scopes=auth.scopes)
+    except ImportError:
+        pass  # checked when served (serving HTTP needs the mcp extra anyway)
+    except ValueError as exc:
+        raise checker.error(str(exc), where, None) from None
+    return auth
 
 
 def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfig, ...]:

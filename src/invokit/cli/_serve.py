@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import anyio
 import typer
@@ -41,6 +41,10 @@ from invokit.cli._output import USAGE, fail, reported
 from invokit.cli._roots import ExtraRoot, RootsError, extra_roots, with_extra_roots
 from invokit.cli._runtime import Setup, build_executor, connect_imports, prepare
 from invokit.cli._stores import check_reachable
+
+if TYPE_CHECKING:
+    from invokit.cli._config import AuthConfig
+    from invokit.mcp import OAuthConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -178,11 +182,21 @@ def register(app: typer.Typer) -> None:
                 fail("--approval-wait must be from 0 to 86400 seconds", USAGE, as_json=as_json)
             wait = settings.approval_wait if approval_wait is None else approval_wait
             _require_serving_extras(transport, as_json=as_json)
+            if compose:
+                from invokit.cli._compose import require_compose
+
+                require_compose(as_json=as_json)
             # A database that cannot be reached is one line now, not a traceback later.
             check_reachable(setup.state)
             secret: str | None = None
             token_source: str | None = None
-            if transport == "http" and not no_token:
+            auth = _oauth(settings.auth, token=token, new_token=new_token, as_json=as_json)
+            if transport == "http" and auth is not None:
+                audience = auth.audience or "the MCP server URL above"
+                token_source = (
+                    f"OAuth access tokens from {auth.issuer} for {audience} ([serve.auth])"
+                )
+            elif transport == "http" and not no_token:
                 if token:
                     secret, token_source = token, "given with --token or INVOKIT_TOKEN"
                 else:
@@ -205,6 +219,7 @@ def register(app: typer.Typer) -> None:
                 as_json=as_json,
                 compose=compose,
                 approval_wait=wait,
+                auth=auth if transport == "http" else None,
             )
             # Ctrl-C is how a person stops the server: a clean stop, exit status 0. Calls in
             # flight are cancelled, and the questions they were waiting on are withdrawn (their
@@ -218,7 +233,8 @@ def register(app: typer.Typer) -> None:
                 if _in_use(exc):
                     fail(
                         f"port {port_number} on {address} is already in use: choose another "
-                        "with --port N, or --port 0 for any free one",
+                        "with --port N (or --port 0 for any free one); under make: "
+                        "make serve PORT=N",
                         USAGE,
                         as_json=as_json,
                     )
@@ -226,6 +242,24 @@ def register(app: typer.Typer) -> None:
             # The terminal may be gone (hangup): nothing to say, then.
             with contextlib.suppress(OSError):
                 server.console.print(Text("Stopped.", style="bold"))
+
+
+def _oauth(
+    settings: AuthConfig | None, *, token: str | None, new_token: bool, as_json: bool
+) -> OAuthConfig | None:
+    """The resource server's settings from ``[serve.auth]``; a token given too is refused."""
+    if settings is None:
+        return None
+    if token or new_token:
+        fail(
+            "[serve.auth] serves OAuth access tokens: --token, --new-token and INVOKIT_TOKEN "
+            "do not apply",
+            USAGE,
+            as_json=as_json,
+        )
+    from invokit.mcp._oauth_config import OAuthConfig
+
+    return OAuthConfig(issuer=settings.issuer, audience=settings.audience, scopes=settings.scopes)
 
 
 _MCP_MODULES = frozenset({"mcp", "uvicorn", "starlette", "sse_starlette", "httpx", "anyio"})
@@ -337,8 +371,10 @@ class _Server:
         as_json: bool,
         compose: bool = False,
         approval_wait: float = 0.0,
+        auth: OAuthConfig | None = None,
     ) -> None:
         self.compose = compose
+        self.auth = auth
         self.setup = setup
         self.extra_roots = tuple(extra_roots)
         self.approval_wait = approval_wait
@@ -356,6 +392,7 @@ class _Server:
     async def run(self) -> None:
         from invokit.cli._journal import open_journal
         from invokit.cli._keyboard import KeyReader
+        from invokit.cli._logs import logs_through
         from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
@@ -365,6 +402,8 @@ class _Server:
             # The live log and the approver share the bottom of the terminal: an open
             # question is pinned under the log lines.
             board = Board(self.console)
+            # What libraries log goes through the board too, inert, under the pinned question.
+            stack.enter_context(logs_through(lambda text: board.log(Text(text, style="dim"))))
             approver = None
             if self.asking:
                 reader = None
@@ -438,6 +477,7 @@ class _Server:
                             name=self.setup.config.serve.name,
                             allow_shell=self.allow_shell,
                             token_source=self.token_source,
+                            policy=executor.policy,
                         )
                     )
                     self.console.print(
@@ -476,4 +516,5 @@ class _Server:
                 ready=serving,
                 token=self.token,
                 approval_wait=self.approval_wait,
+                auth=self.auth,
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from invokit._calls import PRINCIPAL
 from invokit.execution._events import Event, new_event, text_field
 
 Record = tuple[Any, ...]
@@ -26,6 +27,8 @@ def record_event(record: Record) -> Event:
     kind, call, when, data = record[:4]
     if type(data) is not dict:  # the function that builds it, from the parts that follow
         data = data(*record[4:])
+    if kind == "received" and call.metadata:
+        data = _with_principal(data, call.metadata)
     name, call_id, session = call.name, call.id, call.session_id
     if (
         type(name) is not str
@@ -37,3 +40,15 @@ def record_event(record: Record) -> Event:
     # id(call): the call object lives for its whole execution (the record holds it), so its
     # events share it and no other execution in flight has it.
     return new_event(kind, call_id, name, when, session, data, id(call))
+
+
+def _with_principal(data: dict[str, Any], metadata: Any) -> dict[str, Any]:
+    """``data`` with who called (``principal``: its issuer and subject), when the host verified
+    it (:data:`invokit._calls.PRINCIPAL`); only text is kept, as for the envelope."""
+    who = metadata.get(PRINCIPAL) if isinstance(metadata, dict) else None
+    if not isinstance(who, dict):
+        return data
+    iss, sub = who.get("iss"), who.get("sub")
+    if type(iss) is not str or type(sub) is not str:
+        return data
+    return {**data, "principal": {"iss": iss, "sub": sub}}

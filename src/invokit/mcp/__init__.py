@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from invokit.mcp._client import ChangedTool, MCPToolset
 from invokit.mcp._convert import to_call_tool_result, to_mcp_tool
 from invokit.mcp._errors import MCPConnectionError
+from invokit.mcp._oauth_config import OAuthConfig
 from invokit.mcp._pins import Pin, PinStorage, PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
 from invokit.mcp._sanitize import printable
@@ -28,6 +29,7 @@ __all__ = [
     "ChangedTool",
     "MCPConnectionError",
     "MCPToolset",
+    "OAuthConfig",
     "Pin",
     "PinStorage",
     "PinStore",

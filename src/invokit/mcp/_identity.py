@@ -11,7 +11,9 @@ identity, as before (an approval binds to that connection).
 
 The identity separates clients that share a credential; it does not authenticate them: a
 client holding the token can name any id, so give clients that must not see each other's
-approvals different tokens.
+approvals different tokens. With auth on (``[serve.auth]``, :mod:`invokit.mcp._principal`)
+the credential is the caller's verified issuer and subject instead of its token: the same
+person keeps its identity across token refreshes, and two people never share one.
 """
 
 from __future__ import annotations
@@ -51,7 +53,14 @@ def client_identity(request: Any) -> str | None:
 
 
 def _credential(request: Any) -> str:
-    """The secret the request presented (what the token gate checked), else ``""``."""
+    """What the request authenticated with: with auth on, its principal (a refreshed token
+    keeps the identity); else the secret it presented (what the token gate checked), or ``""``."""
+    from invokit.mcp._principal import principal_of
+
+    principal = principal_of(request)
+    if principal is not None:
+        issuer, subject = principal.digest_parts()
+        return f"principal:{len(issuer)}:{issuer.decode()}:{subject.decode()}"
     value = str(request.headers.get("authorization", ""))
     if value[:7].lower() == "bearer ":
         return "bearer:" + value[7:].strip()

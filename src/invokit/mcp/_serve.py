@@ -9,6 +9,7 @@ from typing import Any, Literal
 import anyio
 
 from invokit.execution import Executor
+from invokit.mcp._oauth_config import OAuthConfig
 from invokit.mcp._server import DEFAULT_PAGE_SIZE, build_server
 from invokit.registry import Registry
 
@@ -29,6 +30,7 @@ async def serve(
     heartbeat: float = 5.0,
     page_size: int = DEFAULT_PAGE_SIZE,
     approval_wait: float = 0.0,
+    auth: OAuthConfig | None = None,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -55,7 +57,12 @@ async def serve(
         approval_wait: seconds a call that nobody here can ask about (no inline approver,
             no elicitation) waits for a decision made elsewhere (``invokit approvals``, any
             replica) before it answers "approval required"; ``0`` answers at once.
+        auth: over HTTP, serve as an OAuth 2.1 resource server instead of with ``token``:
+            every request needs an access token from ``auth.issuer`` for this server, and
+            the caller's issuer and subject scope its approvals, grants and audit records.
     """
+    if auth is not None and token is not None:
+        raise ValueError("give a token or auth, not both")
     server = build_server(
         registry,
         executor,
@@ -74,7 +81,7 @@ async def serve(
         return
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-    await _serve_http(server, host, port, tuple(allowed_origins), ready, token)
+    await _serve_http(server, host, port, tuple(allowed_origins), ready, token, auth, name)
 
 
 def security_settings(host: str, port: int, allowed_origins: Sequence[str] = ()) -> Any:
@@ -117,6 +124,8 @@ async def _serve_http(
     allowed_origins: tuple[str, ...],
     ready: Callable[[str], None] | None,
     token: str | None = None,
+    auth: OAuthConfig | None = None,
+    name: str = "invokit",
 ) -> None:
     import uvicorn
 
@@ -127,16 +136,27 @@ async def _serve_http(
     bound = sock.getsockname()[1]
     app: Any
     app, sessions = http_app(server, security=security_settings(host, bound, allowed_origins))
+    shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host
+    url = f"http://{shown}:{bound}/mcp"
     if token is not None:
         from invokit.mcp._auth import TokenGate
 
         app = TokenGate(app, token)
+    elif auth is not None:
+        from invokit.mcp._resource_server import ResourceServerGate
+
+        app = ResourceServerGate(app, auth, resource=auth.audience or url, name=name)
+    # log_config=None: uvicorn's records go to the process's own logging (the command line
+    # renders them inert), not to a handler of its own that writes them raw.
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
+        app,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        access_log=False,
     )
     http = uvicorn.Server(config)
-    shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host
-    url = f"http://{shown}:{bound}/mcp"
     done = anyio.Event()
 
     async def run() -> None:

@@ -14,11 +14,10 @@ client that sent a progress token receives heartbeat progress notifications.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -54,8 +53,10 @@ from invokit.mcp._elicit import (
 )
 from invokit.mcp._identity import client_identity
 from invokit.mcp._paging import cursor_after, name_in
+from invokit.mcp._principal import PRINCIPAL, Principal, principal_of, principal_session
 from invokit.mcp._progress import ProgressReporter
 from invokit.mcp._roots import ROOTS_STATE, client_roots
+from invokit.mcp._tracecontext import narrow_tracing, trace_context
 from invokit.mcp._waiting import wait_for_decision
 from invokit.registry import Registry
 
@@ -190,13 +191,18 @@ class ToolServer:
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         roots = await self._client_roots(ctx)
-        session_id, call_id = self._identify(ctx)
+        request = getattr(ctx, "request", None)
+        principal = principal_of(request) if request is not None else None
+        session_id, call_id = self._identify(ctx, principal)
+        metadata: dict[str, Any] = {CLIENT_ROOTS: list(roots)} if roots is not None else {}
+        if principal is not None:
+            metadata[PRINCIPAL] = principal.to_dict()
         call = ToolCall(
             id=call_id,
             name=params.name,
             arguments=params.arguments if params.arguments is not None else {},
             session_id=session_id,
-            metadata={CLIENT_ROOTS: list(roots)} if roots is not None else {},
+            metadata=metadata,
         )
         try:
             answer = await self._reported(ctx, call, params)
@@ -250,7 +256,7 @@ class ToolServer:
             # the approval id, sealed and bound to this tool and these arguments by the SDK.
             answer = read_input_response(params.input_responses, APPROVAL_INPUT)
             return await self._decide(ctx, params.request_state, answer, reporter)
-        with _trace_context(ctx.meta):
+        with trace_context(ctx.meta):
             outcome = await self.executor.execute(call, on_progress=reporter)
             if isinstance(outcome, Interrupted):
                 return await self._interrupted(ctx, outcome, reporter)
@@ -452,16 +458,21 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
-    def _identify(self, ctx: Context) -> tuple[str | None, str]:
+    def _identify(self, ctx: Context, principal: Principal | None) -> tuple[str | None, str]:
         """The session id and the call id of a ``tools/call``. Over HTTP a client that names
         itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
         replica; its request ids are only unique per connection, so its call ids carry the
         connection's id too (a cancelled call never withdraws another connection's question).
-        Otherwise the connection is the session and the request id is the call id."""
+        Otherwise the connection is the session (the SDK binds it to the principal that opened
+        it, with auth on) and the request id is the call id; with no connection either (the
+        stateless protocol), an authenticated caller's session is its principal's."""
         request_id = str(ctx.request_id)
         identity = client_identity(getattr(ctx, "request", None))
         if identity is None:
-            return self._session_id(ctx), request_id
+            session = self._session_id(ctx)
+            if session is None and principal is not None:
+                session = principal_session(principal)
+            return session, request_id
         return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
 
     def _session_id(self, ctx: Context) -> str | None:
@@ -567,6 +578,8 @@ def build_server(
     # SDK's boundary seals it under a key of this process, bound to the call and its time.
     security = RequestStateSecurity.ephemeral(ttl=executor.limits.approval_ttl)
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    # The SDK's request span reads the trace context of _meta, never its baggage.
+    server.middleware = narrow_tracing(server.middleware)
     server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     server.add_notification_handler(
@@ -576,33 +589,3 @@ def build_server(
         "notifications/roots/list_changed", types.NotificationParams, handlers.roots_changed
     )
     return server
-
-
-@contextlib.contextmanager
-def _trace_context(meta: Mapping[str, Any] | None) -> Iterator[None]:
-    """The client's trace context (``traceparent`` in the request's ``_meta``) as the current
-    one while the call runs, so its span joins the client's trace (when OpenTelemetry is
-    installed)."""
-    if not meta or not isinstance(meta.get("traceparent"), str):
-        yield
-        return
-    try:
-        from opentelemetry import context, propagate, trace
-    except ImportError:
-        yield
-        return
-    carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
-    extracted = propagate.extract(carrier)
-    remote = trace.get_current_span(extracted).get_span_context()
-    if not remote.is_valid or trace.get_current_span().get_span_context().trace_id == (
-        remote.trace_id
-    ):
-        # Nothing usable, or the SDK's server span already joined the client's trace: the
-        # tool span nests under that one.
-        yield
-        return
-    token = context.attach(extracted)
-    try:
-        yield
-    finally:
-        context.detach(token)
