@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,113 @@ def test_policy_show_lists_the_opted_in_surfaces(cli: Cli, repo: Path, state: Pa
     assert code == 0 and "surface .envrc" in out
     code, out, _ = cli("policy", "show", "--json")
     assert json.loads(out)["allow_surfaces"] == [".envrc"]
+
+
+@pytest.mark.anyio
+async def test_a_repository_split_over_commondir_cannot_be_assembled(repo: Path) -> None:
+    """A folder is a repository to git with HEAD beside a commondir that points at a folder
+    holding objects/, refs/ and the config (git's is_git_directory): after a session grant the
+    write that would complete one is refused, and the host's git status in a folder below it
+    runs no planted fsmonitor (red team, review of issue 21)."""
+    shared = "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n"
+    local = '[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch pwned; false"\n'
+    writes = [
+        ("y/objects/k", "x"),
+        ("y/refs/k", "x"),
+        ("y/config", shared),
+        ("src/config.worktree", local),
+        ("src/lib/a.py", ""),
+    ]
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        assert isinstance(
+            await executor.resume(first.interrupt.id, approve=True, scope="session"), Completed
+        )
+        for number, (path, content) in enumerate(writes, 1):
+            assert isinstance(await executor.execute(_write(str(number), path, content)), Completed)
+        contents = {"src/commondir": "../y\n", "src/HEAD": "ref: refs/heads/main\n"}
+        for order in (["src/commondir", "src/HEAD"], ["src/HEAD", "src/commondir"]):
+            done = await executor.execute(_write("a", order[0], contents[order[0]]))
+            assert isinstance(done, Completed), done
+            planted = await executor.execute(_write("b", order[1], contents[order[1]]))
+            assert isinstance(planted, Failed), planted
+            assert planted.result.error is not None and planted.result.error.kind == "denied"
+            (repo / order[0]).unlink()
+    finally:
+        await executor.aclose()
+    _git(repo / "src" / "lib", "status")
+    assert not (repo / "pwned").exists()
+
+
+@pytest.fixture
+def venv(repo: Path) -> Path:
+    """A real virtual environment in the root, as ``env/``."""
+    path = repo / "env"
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(path)], capture_output=True, check=False
+    )
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def _start_python(venv: Path) -> None:
+    subprocess.run([str(venv / "bin" / "python"), "-c", "pass"], check=True)
+
+
+@pytest.mark.anyio
+async def test_a_virtual_environment_in_the_root_takes_no_planted_code(
+    repo: Path, venv: Path
+) -> None:
+    """A project's virtual environment inside the root (a folder holding pyvenv.cfg) runs a
+    .pth file in its site-packages at every start of its python, and the person's shell runs
+    its bin/activate: after a session grant both writes are refused, and the host's python
+    runs nothing planted (red team, review of issue 21)."""
+    site = f"env/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    pth = f"import pathlib; pathlib.Path({str(repo / 'pwned')!r}).touch()\n"
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        done = await executor.resume(first.interrupt.id, approve=True, scope="session")
+        assert isinstance(done, Completed)
+        for number, path in enumerate([f"{site}/evil.pth", "env/bin/activate"], 1):
+            planted = await executor.execute(_write(str(number), path, pth))
+            assert isinstance(planted, Failed), planted
+            assert planted.result.error is not None and planted.result.error.kind == "denied"
+    finally:
+        await executor.aclose()
+    _start_python(venv)
+    assert not (repo / "pwned").exists()
+
+
+@pytest.mark.anyio
+async def test_a_hooks_path_from_the_persons_global_config_is_a_surface(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative core.hooksPath in the person's global git config (".githooks", a team's
+    hooks folder kept in the project, executable) names a folder of the worktree that the
+    host's git runs: after a session grant, overwriting a hook there is refused and git commit
+    runs nothing planted (red team, review of issue 21)."""
+    home = repo.parent  # _git runs the host's git with HOME here
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = .githooks\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    hook = repo / ".githooks" / "pre-commit"
+    hook.parent.mkdir()
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    executor = build_executor(prepare(Options()), audit=False)
+    try:
+        first = await executor.execute(_write("0", "notes.txt", "hi"))
+        assert isinstance(first, Interrupted) and isinstance(first.interrupt, ApprovalRequired)
+        done = await executor.resume(first.interrupt.id, approve=True, scope="session")
+        assert isinstance(done, Completed)
+        planted = await executor.execute(_write("1", ".githooks/pre-commit", HOOK))
+        assert isinstance(planted, Failed), planted
+        assert planted.result.error is not None and planted.result.error.kind == "denied"
+    finally:
+        await executor.aclose()
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    assert not (repo / "pwned").exists()

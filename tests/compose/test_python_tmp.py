@@ -3,6 +3,8 @@ writes there is bounded like its heap, not by half the host's RAM."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -48,7 +50,12 @@ async def executor() -> AsyncIterator[Executor]:
     await made.aclose()
 
 
-@pytest.mark.parametrize("path", ["/tmp/fill", "/dev/shm/fill", "/dev/fill"])
+# bubblewrap's own root is a tmpfs too, holding the folders it creates for its mounts (the
+# parent of the interpreter's installation among them): unbounded before it was read-only.
+ROOT_FOLDER = os.path.join(os.path.dirname(os.path.realpath(sys.base_prefix)), "fill")
+
+
+@pytest.mark.parametrize("path", ["/tmp/fill", "/dev/shm/fill", "/dev/fill", "/fill", ROOT_FOLDER])
 async def test_what_a_script_writes_in_memory_is_bounded(executor: Executor, path: str) -> None:
     code = FILL.replace("PATH", repr(path))
     outcome = await executor.execute(ToolCall(id="t", name="compose", arguments={"code": code}))

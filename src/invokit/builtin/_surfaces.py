@@ -94,6 +94,21 @@ def _git_places(git_dir: str, worktree: str) -> Iterator[tuple[str, str, bool]]:
         for config in ("config", "config.worktree"):
             yield from _config_places(os.path.join(folder, config), worktree, depth=0)
         yield from _linked_worktrees(folder)
+    # The person's own git reads their global and system config too: a relative
+    # core.hooksPath there (".githooks") names a folder of this worktree.
+    for config in _person_configs():
+        yield from _config_places(config, worktree, depth=0)
+
+
+def _person_configs() -> list[str]:
+    """The global and system config files the person's git reads (git's own order of
+    variables and places)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found = [os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"]
+    found += [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(xdg, "git", "config")]
+    found += [] if os.environ.get("GIT_CONFIG_GLOBAL") else [os.path.join(home, ".gitconfig")]
+    return found
 
 
 def _linked_worktrees(git_dir: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:

@@ -329,6 +329,15 @@ def code_pins(config: Config, root: Path) -> dict[str, str]:
 
 STARTUP_HOOKS = ("sitecustomize", "usercustomize")
 """Modules Python imports by itself when it starts, from any folder on its path."""
+TRIED_IMPORTS = (
+    *("nt", "_winapi", "msvcrt", "winreg", "_overlapped", "_scproxy", "org", "java"),
+    *("uvloop", "httpx", "mcp", "uvicorn", "pydantic_monty", "pyseccomp", "psycopg"),
+    "psycopg_pool",
+)
+"""Modules that the standard library (``pathlib`` through ``ntpath``, ``subprocess``,
+``copy``) or invokit's command line try to import and may not find (other platforms' modules,
+optional extras): from a folder of the path inside the root, a planted one would run at the
+next start (review of issue 21: ``src/msvcrt.py`` of an editable install)."""
 
 
 def code_paths(config: Config) -> tuple[Path, ...]:
@@ -353,10 +362,11 @@ def code_paths(config: Config) -> tuple[Path, ...]:
         search += folders
         out += files
     # Python imports these at start-up from any folder on its path, before invokit can compare
-    # a single pin: they must not be plantable, whether they exist or not.
+    # a single pin, or when nothing earlier on the path holds them: they must not be
+    # plantable, whether they exist or not.
     for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in search):
         if _inside(folder, [root]):
-            for hook in STARTUP_HOOKS:
+            for hook in (*STARTUP_HOOKS, *TRIED_IMPORTS):
                 out += [folder / hook, *(folder / f"{hook}{suffix}" for suffix in suffixes)]
     cwd = Path(os.path.abspath(os.getcwd()))
     for server in config.mcp_servers:

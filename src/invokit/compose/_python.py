@@ -98,6 +98,9 @@ class PythonSandbox:
             "--dev", "/dev", "--proc", "/proc",
             "--size", str(tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            # bubblewrap's own root is an unbounded tmpfs in host memory: read-only, so that
+            # only the bounded /tmp and /dev/shm take writes.
+            "--remount-ro", "/",
             "--chdir", "/tmp",
             *drops,
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",

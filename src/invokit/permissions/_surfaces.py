@@ -41,6 +41,29 @@ SURFACES: dict[str, str] = {
     ".agents": "coding agents obey the skills and settings it holds",
     ".gemini": "Gemini CLI runs the MCP servers and commands its settings name",
     ".envrc": "direnv runs it in the person's shell on entering the folder",
+    # Found in the review of issue 21: more hook managers, editors and agents that run what a
+    # project file names.
+    "lefthook.yml": "lefthook's git hooks run the commands it names on commit and push",
+    ".lefthook.yml": "lefthook's git hooks run the commands it names on commit and push",
+    "lefthook-local.yml": "lefthook's git hooks run the commands it names on commit and push",
+    ".lefthook-local.yml": "lefthook's git hooks run the commands it names on commit and push",
+    ".exrc": "Vim and Neovim (with 'exrc' set) run it when started in the folder",
+    ".nvimrc": "Neovim (with 'exrc' set) runs it when started in the folder",
+    ".nvim.lua": "Neovim (with 'exrc' set) runs it when started in the folder",
+    ".helix": "Helix starts the language servers its languages.toml names",
+    ".vs": "Visual Studio runs the tasks and launch configurations it names",
+    ".aider.conf.yml": "aider runs the lint and test commands it names",
+    ".continue": "Continue starts the MCP servers it names",
+    ".roo": "Roo Code starts the MCP servers it names and obeys its rules",
+    ".kiro": "Kiro runs the hooks and MCP servers it names",
+    ".amazonq": "Amazon Q starts the MCP servers it names",
+    ".junie": "Junie starts the MCP servers it names and obeys its guidelines",
+    ".windsurf": "Windsurf obeys the rules and workflows it holds",
+    ".qwen": "Qwen Code runs the MCP servers and commands its settings name",
+    ".opencode": "opencode runs the MCP servers, commands and plugins it names",
+    "opencode.json": "opencode runs the MCP servers and commands it names",
+    ".crush.json": "Crush starts the MCP and language servers it names",
+    "crush.json": "Crush starts the MCP and language servers it names",
 }
 """Each execution surface by folded name (a folder covers all below it), with what runs it.
 Decided, not listed: ``.gitattributes`` and ``.gitmodules`` only select drivers that a config

@@ -71,6 +71,24 @@ SPELLINGS = [
     ".devcontainer/devcontainer.json",
     ".pre-commit-config.yaml",
     "team.code-workspace",
+    # review of issue 21: hook managers, editors and agents missing from the first list
+    "lefthook.yml",
+    "app/.lefthook-local.yml",
+    ".exrc",
+    ".nvim.lua",
+    ".helix/languages.toml",
+    ".vs/tasks.vs.json",
+    ".aider.conf.yml",
+    ".continue/mcpServers/x.yaml",
+    ".roo/mcp.json",
+    ".kiro/hooks/on-save.kiro.hook",
+    ".amazonq/mcp.json",
+    ".junie/mcp/mcp.json",
+    ".windsurf/workflows/w.md",
+    ".qwen/settings.json",
+    "opencode.json",
+    ".opencode/plugin/p.ts",
+    ".crush.json",
 ]
 
 

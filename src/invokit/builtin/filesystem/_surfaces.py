@@ -25,9 +25,25 @@ __all__ = ["SurfaceGuard"]
 _BARE_MARKS = ("HEAD", "objects", "refs")
 """What makes a folder a (bare) repository to git, which then obeys its config and runs its
 hooks when a command runs there (git's ``is_git_directory``)."""
-_BARE_NAMES = frozenset({"config", "hooks", "commondir", "info", "head", "objects", "refs"})
+_SHARED_MARKS = ("HEAD", "commondir")
+"""The other way git accepts a folder as a repository: ``HEAD`` beside a ``commondir`` that
+points at the folder holding ``objects/`` and ``refs/`` (and the config and hooks git obeys)."""
+_BARE_NAMES = frozenset(
+    {"config", "config.worktree", "hooks", "commondir", "info", "head", "objects", "refs"}
+)
 _BARE_RUNS = (
     "git treats the folder as a bare repository and obeys its config and hooks when run there"
+)
+_VENV_MARK = "pyvenv.cfg"
+"""What makes a folder a Python virtual environment (the interpreter looks for it)."""
+_VENV_ENTRIES = frozenset(
+    {"bin", "lib", "lib64", "include", "share", "etc", "Scripts", "Lib", "Include", _VENV_MARK}
+)
+"""What a virtual environment holds that an interpreter, ``activate`` or a tool reads."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_PATH", 0) | os.O_CLOEXEC
+_VENV_RUNS = (
+    "it is a Python virtual environment: its interpreter runs every .pth file in site-packages "
+    "at each start, and the person's shell runs bin/activate"
 )
 
 
@@ -66,7 +82,7 @@ class SurfaceGuard:
         if found is not None:
             return found
         folded = tuple(fold(part) for part in parts)
-        bare = self._bare_repository(parts, folded)
+        bare = self._bare_repository(parts, folded) or self._environment(parts)
         if bare is not None:
             return bare
         if self._real_root is None:  # resolved once, on first use, as the jail does
@@ -78,21 +94,59 @@ class SurfaceGuard:
         return None
 
     def _bare_repository(self, parts: tuple[str, ...], folded: tuple[str, ...]) -> Surface | None:
-        """The bare repository (``HEAD``, ``objects/`` and ``refs/`` side by side, this change
-        included) whose control entry or mark the entry at ``parts`` is."""
+        """The bare repository (``HEAD``, ``objects/`` and ``refs/`` side by side, or ``HEAD``
+        beside a ``commondir``, this change included) whose control entry or mark the entry at
+        ``parts`` is."""
         for index, key in enumerate(folded):
             if key not in _BARE_NAMES:
                 continue
             folder = parts[:index]
-            marks = {mark for mark in _BARE_MARKS if fold(mark) == key}
-            marks |= {
-                mark
-                for mark in _BARE_MARKS
-                if os.path.lexists(os.path.join(self.root, *folder, mark))
-            }
-            if len(marks) == len(_BARE_MARKS):
-                return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
+            for needed in (_BARE_MARKS, _SHARED_MARKS):
+                marks = {mark for mark in needed if fold(mark) == key}
+                marks |= {
+                    mark
+                    for mark in needed
+                    if os.path.lexists(os.path.join(self.root, *folder, mark))
+                }
+                if len(marks) == len(needed):
+                    return Surface(path=display((*folder, parts[index])), runs=_BARE_RUNS)
         return None
+
+    def _environment(self, parts: tuple[str, ...]) -> Surface | None:
+        """The virtual environment (a folder of the root holding ``pyvenv.cfg``) the entry at
+        ``parts`` lies in, where the interpreter or the person's shell reads: a ``.pth`` file
+        or a script planted there runs at the person's next ``python`` or ``activate``.
+
+        Only a folder followed by what a virtual environment holds is looked at, each name
+        resolved from its parent's handle (no link followed), so the cost stays linear."""
+        looked = [index for index in range(1, len(parts)) if parts[index] in _VENV_ENTRIES]
+        if not looked:
+            return None
+        try:
+            fd = os.open(self.root, _DIR_FLAGS)
+        except OSError:
+            return None
+        try:
+            for index in range(1, looked[-1] + 1):
+                try:
+                    inner = os.open(parts[index - 1], _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    return None
+                os.close(fd)
+                fd = inner
+                if index in looked and _holds(fd, _VENV_MARK):
+                    return Surface(path=display(parts[:index]), runs=_VENV_RUNS)
+        finally:
+            os.close(fd)
+        return None
+
+
+def _holds(fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def _refusal(parts: tuple[str, ...], surface: Surface, action: str) -> AccessDenied:
