@@ -7,6 +7,7 @@ done with httpx; what comes back is handed to ``executor.resume`` as the interru
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Iterator
@@ -175,3 +176,13 @@ async def test_an_answer_for_no_sign_in_is_an_error_result(
         assert caught.value.kind == "invalid_credentials"
         assert issuer.sign_ins == before
         assert tools.authorization is not None
+
+
+async def test_a_sign_in_is_not_logged_as_an_error(
+    served: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Starting a sign-in leaves no error traceback in the log: it is not a failure."""
+    with caplog.at_level(logging.DEBUG):
+        async with toolset(served, tmp_path) as tools:
+            assert tools.authorization is not None
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -13,6 +13,7 @@ replayed.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,17 @@ class SignInNeeded(Exception):
         super().__init__("sign-in needed")
         self.url = url
         self.scopes = tuple(scopes)
+
+
+class _QuietSignIn(logging.Filter):
+    """Drops the SDK's "OAuth flow error" traceback when the "error" is a sign-in handed to
+    a person: that is the normal way a sign-in starts here, not a failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SignInNeeded))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
