@@ -26,7 +26,8 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     │   ├── ApprovalNotFound
     │   ├── ApprovalExpired
     │   ├── ApprovalMismatch             bound to another call, tool or spec version
-    │   └── ApprovalAlreadyUsed
+    │   ├── ApprovalAlreadyUsed
+    │   └── ApprovalNotPermitted         this person may not approve it (approvers, four eyes)
     ├── MCPConnectionError               an MCP server did not start, answer in time, or went away
     └── MissingExtra (also ImportError)  an optional dependency is not installed
 """
@@ -44,6 +45,7 @@ __all__ = [
     "ApprovalExpired",
     "ApprovalMismatch",
     "ApprovalNotFound",
+    "ApprovalNotPermitted",
     "ArgumentIssue",
     "ArgumentsError",
     "AuthRequired",
@@ -350,6 +352,11 @@ class ApprovalMismatch(ApprovalError):
 
 class ApprovalAlreadyUsed(ApprovalError):
     """The approval was resolved or consumed already; it is single-use."""
+
+
+class ApprovalNotPermitted(ApprovalError):
+    """The person deciding may not approve this request: the policy names other approvers,
+    or requires four eyes and they are the identity whose agent asked. Nothing is recorded."""
 
 
 # -- connections -------------------------------------------------------------------------

@@ -24,6 +24,16 @@ from invokit.cli._stores import State, command_state, open_approvals, open_audit
 Scope = Literal["once", "session", "always"]
 
 
+def _person() -> Any:
+    """The operating-system user deciding, as the person approvers are matched against."""
+    from invokit.permissions import Person
+
+    try:
+        return Person.local()
+    except Exception:  # no user name in this environment (containers): no person to name
+        return None
+
+
 def _who() -> str:
     try:
         return f"cli:{getpass.getuser()}"
@@ -97,6 +107,8 @@ async def _resolve(
     state: State, approval_id: str, approve: bool, scope: Scope, reason: str | None
 ) -> Any:
     from invokit.approvals import ApprovalDecision
+    from invokit.exceptions import ApprovalNotPermitted
+    from invokit.execution._approving import not_permitted
 
     store = _open(state)
     try:
@@ -105,10 +117,16 @@ async def _resolve(
             pending = await store.get(approval_id)
             if pending.request.protected is not None:
                 scope = "once"
+        person = _person()
         if approve:
-            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli")
+            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli", person=person)
+            # Checked before it is recorded: the person is told now, and the question stays
+            # open for someone the policy names (the executor checks again before running).
+            why = not_permitted((await store.get(approval_id)).request, decision)
+            if why is not None:
+                raise ApprovalNotPermitted(approval_id, why)
         else:
-            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli")
+            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli", person=person)
         # A "no" is final: it also withdraws a "yes" given elsewhere that has not run yet.
         # An "always" rule is recorded by the executor that runs the call, for its project
         # (and, for a remote tool, its server and pinned version): this command knows neither.
