@@ -26,12 +26,9 @@ Scope = Literal["once", "session", "always"]
 
 def _person() -> Any:
     """The operating-system user deciding, as the person approvers are matched against."""
-    from invokit.permissions import Person
+    from invokit.permissions._deciders import local_person
 
-    try:
-        return Person.local()
-    except Exception:  # no user name in this environment (containers): no person to name
-        return None
+    return local_person()
 
 
 def _who() -> str:

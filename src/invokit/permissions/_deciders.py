@@ -89,6 +89,14 @@ class Person:
         )
 
 
+def local_person() -> Person | None:
+    """The operating-system user, or ``None`` where there is no user name (containers)."""
+    try:
+        return Person.local()
+    except Exception:  # getpass has no name for this uid: no person to name
+        return None
+
+
 def refusal(
     deciders: Deciders | None,
     person: Person | None,
