@@ -13,6 +13,8 @@ from invokit.exceptions import PolicyError
 from invokit.execution import ApprovalRequired, Completed, Executor, Failed, Interrupted
 from invokit.permissions import Deciders, Person, Policy
 
+from .conftest import ListSink
+
 pytestmark = pytest.mark.anyio
 
 ISSUER = "https://login.example.com"
@@ -47,10 +49,15 @@ def asked_by(sub: str) -> ToolCall:
 
 
 @pytest.fixture
-def executor(tmp_path: Path) -> Executor:
+def sink() -> ListSink:
+    return ListSink()
+
+
+@pytest.fixture
+def executor(tmp_path: Path, sink: ListSink) -> Executor:
     ran.clear()
     store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
-    return Executor([deploy], policy=Policy.from_toml_text(POLICY), approvals=store)
+    return Executor([deploy], policy=Policy.from_toml_text(POLICY), approvals=store, events=[sink])
 
 
 async def asked(executor: Executor, sub: str = "alice") -> ApprovalRequired:
@@ -101,10 +108,10 @@ async def test_a_yes_from_someone_not_permitted_is_not_taken(
     ],
 )
 async def test_an_approver_who_did_not_ask_runs_the_call(
-    executor: Executor, person: Person
+    executor: Executor, sink: ListSink, person: Person
 ) -> None:
-    """A person the rule names, who is not the asker, approves: the call runs once and the
-    decision records its person."""
+    """A person the rule names, who is not the asker, approves: the call runs once, and the
+    decision and its audit record name the person."""
     interrupt = await asked(executor)
     refused = await executor.resume(
         interrupt.id, approve=True, person=Person(sub="bob", groups=("dev",))
@@ -115,6 +122,8 @@ async def test_an_approver_who_did_not_ask_runs_the_call(
     assert ran == ["web"]
     decision = (await executor.approvals.get(interrupt.id)).decision
     assert decision is not None and decision.person == person
+    (resolved,) = [e for e in sink.events if e.type == "approval_resolved"]
+    assert resolved.data["person"] == person.to_dict()
 
 
 async def test_anyone_asked_may_say_no(executor: Executor) -> None:
