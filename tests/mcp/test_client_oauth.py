@@ -21,9 +21,8 @@ from invokit.exceptions import ToolFailed
 from invokit.execution import AuthorizationRequired
 from invokit.mcp import MCPOAuth, MCPToolset, OAuthTokenStore, PinStore
 from invokit.permissions import Policy
-from tests.cli.conftest import trust_config
-from tests.cli.serving import http_server
 from tests.mcp.oauth_issuer import Issuer, running_issuer
+from tests.mcp.protected import protected_server
 
 pytestmark = pytest.mark.anyio
 
@@ -40,15 +39,7 @@ def issuer() -> Iterator[Issuer]:
 @pytest.fixture(scope="module")
 def served(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of an ``invokit serve --http`` that takes only the issuer's tokens."""
-    base = tmp_path_factory.mktemp("protected")
-    root, state = base / "root", base / "state"
-    root.mkdir()
-    (root / "README.md").write_text("# Served\n")
-    (root / "invokit.toml").write_text(
-        f'[serve.auth]\nissuer = "{issuer.url}"\nscopes = ["mcp:tools"]\n'
-    )
-    trust_config(root / "invokit.toml", state)
-    with http_server(root, state) as (url, _log):
+    with protected_server(issuer.url, tmp_path_factory.mktemp("protected")) as url:
         yield url
 
 
