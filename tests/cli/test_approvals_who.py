@@ -4,6 +4,7 @@ and takes a "yes" only from a person the rule's approvers name (real SQLite stat
 from __future__ import annotations
 
 import getpass
+import json
 from pathlib import Path
 
 import anyio
@@ -74,3 +75,13 @@ def test_the_cli_records_its_person(cli: Cli, state: Path, root: Path) -> None:
     status, person = decided(state, approval_id)
     assert status == "approved"
     assert person is not None and person.sub == getpass.getuser() and person.iss is None
+
+
+def test_show_names_who_may_approve(cli: Cli, state: Path, root: Path) -> None:
+    """`approvals show` prints the approvers; its JSON carries them as `deciders`."""
+    approval_id = pending(state, '"group:sre"')
+    code, out, _ = cli("approvals", "show", approval_id)
+    assert code == 0, out
+    assert "approvers" in out and "group:sre" in out
+    code, out, _ = cli("approvals", "show", approval_id, "--json")
+    assert json.loads(out)["deciders"]["approvers"] == ["group:sre"]

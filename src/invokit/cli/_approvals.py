@@ -66,6 +66,7 @@ def _request_row(request: Any, now: float) -> dict[str, Any]:
         "arguments": request.arguments,
         "reason": request.reason,
         "rule": request.rule,
+        "deciders": request.deciders.to_dict() if request.deciders is not None else None,
         "protected": request.protected,
         "session_id": request.session_id,
         "project": request.project,
@@ -296,6 +297,9 @@ def _show(record: Any, now: float) -> None:
     caller = _caller(request)
     if caller is not None:
         rows.append(("asked by", f"{caller['sub']} ({caller['iss']})"))
+    if request.deciders is not None:
+        who = ", ".join(request.deciders.approvers) or "anyone"
+        rows.append(("approvers", who + (" (four eyes)" if request.deciders.four_eyes else "")))
     rows += [
         ("call id", request.call.id),
         ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),
