@@ -134,8 +134,8 @@ async def test_a_call_waits_for_the_person_to_sign_in_again(
     served: str, issuer: Issuer, tmp_path: Path
 ) -> None:
     """When the tokens run out and cannot be refreshed, the call ends as an AuthRequired
-    interrupt naming the authorization URL; resuming it with the person's answer signs in
-    and runs the call."""
+    interrupt naming the authorization URL (the refused tokens are dropped); resuming it with
+    the person's answer signs in and runs the call."""
     tools = toolset(served, tmp_path)
     async with tools:
         await signed_in(tools)
@@ -147,6 +147,7 @@ async def test_a_call_waits_for_the_person_to_sign_in_again(
         interrupt = outcome.interrupt
         assert isinstance(interrupt, AuthorizationRequired)
         assert interrupt.provider == issuer.url
+        assert await token_store(tmp_path).for_server(served).get_tokens() is None
         landed = signs_in(interrupt.challenge["authorization_url"])
         resumed = await executor.resume(interrupt.id, credentials={"callback_url": landed})
         assert isinstance(resumed, Completed) and not resumed.result.is_error, resumed

@@ -121,6 +121,14 @@ class SignIn(OAuthClientProvider):
             self.context.oauth_metadata, self.context.protected_resource_metadata
         )
 
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        refreshed = await super()._handle_refresh_response(response)
+        if not refreshed:
+            # Tokens are read from the store on every request: a refused refresh token left
+            # there would be tried again, in vain, before each call until someone signs in.
+            await self.tokens.forget_tokens()
+        return refreshed
+
     async def answer(self, credentials: Mapping[str, Any]) -> None:
         """Take the person's answer (``callback_url``, or ``code`` and ``state``) for the next
         request to finish the sign-in with.

@@ -122,6 +122,10 @@ class ServerTokens:
         expires_at = None if tokens.expires_in is None else time.time() + tokens.expires_in
         await self._store.put(self.server_url, "tokens", tokens.model_dump_json(), expires_at)
 
+    async def forget_tokens(self) -> None:
+        """Drop the tokens (the issuer refused their refresh): the next request signs in."""
+        await self._store.take(self.server_url, "tokens")
+
     async def expires_at(self) -> float | None:
         """When the stored access token expires (``time.time()``), if the issuer said."""
         found = await self._store.get(self.server_url, "tokens")
