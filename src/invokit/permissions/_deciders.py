@@ -10,7 +10,6 @@ travels with the question to every channel, and is checked where a decision is t
 from __future__ import annotations
 
 import getpass
-import grp
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +56,10 @@ class Person:
     @classmethod
     def local(cls) -> Person:
         """The operating-system user running this process, with their groups."""
+        try:
+            import grp
+        except ImportError:  # no group database on this system (Windows): no groups
+            return cls(sub=getpass.getuser())
         names = []
         for gid in os.getgroups():
             try:
