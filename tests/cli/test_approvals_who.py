@@ -85,3 +85,13 @@ def test_show_names_who_may_approve(cli: Cli, state: Path, root: Path) -> None:
     assert "approvers" in out and "group:sre" in out
     code, out, _ = cli("approvals", "show", approval_id, "--json")
     assert json.loads(out)["deciders"]["approvers"] == ["group:sre"]
+
+
+def test_the_cli_user_matches_by_operating_system_group(cli: Cli, state: Path, root: Path) -> None:
+    """A rule naming a group this user belongs to: approved, the person lists the group."""
+    group = Person.local().groups[0]
+    approval_id = pending(state, f'"group:{group}"')
+    code, out, _ = cli("approvals", "approve", approval_id)
+    assert code == 0, out
+    status, person = decided(state, approval_id)
+    assert status == "approved" and person is not None and group in person.groups

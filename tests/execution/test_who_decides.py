@@ -190,3 +190,10 @@ def test_approvers_round_trip_through_to_dict() -> None:
     """A policy's approvers survive to_dict and from_dict."""
     policy = Policy.from_toml_text(POLICY)
     assert Policy.from_dict(policy.to_dict()).approvers == policy.approvers
+
+
+def test_a_person_from_token_claims_keeps_only_text_groups() -> None:
+    """Person.from_claims takes sub, iss and the text entries of a groups claim."""
+    person = Person.from_claims({"sub": "carol", "iss": ISSUER, "groups": ["sre", 7, None]})
+    assert person == Person(sub="carol", iss=ISSUER, groups=("sre",))
+    assert Person.from_claims({"sub": "dan", "groups": "sre"}).groups == ()

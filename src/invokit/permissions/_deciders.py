@@ -61,7 +61,7 @@ class Person:
         except ImportError:  # no group database on this system (Windows): no groups
             return cls(sub=getpass.getuser())
         names = []
-        for gid in os.getgroups():
+        for gid in {os.getgid(), *os.getgroups()}:  # the primary group counts too
             try:
                 names.append(grp.getgrgid(gid).gr_name)
             except KeyError:  # a group id with no name in this system's database
