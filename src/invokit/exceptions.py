@@ -27,7 +27,8 @@ reads (the executor translates :class:`ToolError` and any other exception in one
     │   ├── ApprovalNotFound
     │   ├── ApprovalExpired
     │   ├── ApprovalMismatch             bound to another call, tool or spec version
-    │   └── ApprovalAlreadyUsed
+    │   ├── ApprovalAlreadyUsed
+    │   └── ApprovalNotPermitted         this person may not approve it (approvers, four eyes)
     ├── MCPConnectionError               an MCP server did not start, answer in time, or went away
     └── MissingExtra (also ImportError)  an optional dependency is not installed
 """
@@ -45,6 +46,7 @@ __all__ = [
     "ApprovalExpired",
     "ApprovalMismatch",
     "ApprovalNotFound",
+    "ApprovalNotPermitted",
     "ArgumentIssue",
     "ArgumentsError",
     "ArgumentsTooLarge",
@@ -387,6 +389,11 @@ class ApprovalMismatch(ApprovalError):
 
 class ApprovalAlreadyUsed(ApprovalError):
     """The approval was resolved or consumed already; it is single-use."""
+
+
+class ApprovalNotPermitted(ApprovalError):
+    """The person deciding may not approve this request: the policy names other approvers,
+    or requires four eyes and they are the identity whose agent asked. Nothing is recorded."""
 
 
 # -- connections -------------------------------------------------------------------------

@@ -5,11 +5,19 @@ A real HTTP server (a thread) with real keys made by ``cryptography``: discovery
 ``/token`` that signs an access token for the subject, audience (``resource``, RFC 8707),
 scopes and lifetime a test asks for. It can rotate its signing key, and counts how often its
 key set is fetched.
+
+For tests of invokit as an OAuth client it also registers clients (``/register``, RFC 7591),
+signs a person in at ``/authorize`` (no page: it redirects at once with a code for
+``person``, checking the PKCE challenge at the token endpoint) and refreshes tokens; refresh
+tokens can be revoked, and refreshes are counted.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import secrets
 import threading
 import time
 import uuid
@@ -18,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import jwt
@@ -59,6 +67,15 @@ class Issuer:
         """The ``issuer`` its metadata names, when a test makes it name another one."""
         self.extra_keys: list[dict[str, Any]] = []
         """More JWKs published beside the signing keys."""
+        self.person = "alice"
+        """Who signs in at ``/authorize``."""
+        self.refreshes = 0
+        """Refresh grants answered with a new token."""
+        self.sign_ins = 0
+        """Authorization codes exchanged for tokens."""
+        self._codes: dict[str, dict[str, str]] = {}
+        self._refresh: dict[str, dict[str, str]] = {}
+        self._clients: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -112,8 +129,64 @@ class Issuer:
             "response_types_supported": ["code"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": ["RS256"],
-            "grant_types_supported": ["authorization_code", "client_credentials"],
+            "registration_endpoint": f"{self.url}/register",
+            "grant_types_supported": ["authorization_code", "client_credentials", "refresh_token"],
             "code_challenge_methods_supported": ["S256"],
+        }
+
+    def revoke_refresh_tokens(self) -> None:
+        """Forget every refresh token issued so far."""
+        with self._lock:
+            self._refresh.clear()
+
+    def register(self, body: dict[str, Any]) -> dict[str, Any]:
+        client_id = "client-" + uuid.uuid4().hex[:8]
+        with self._lock:
+            self._clients.add(client_id)
+        return {**body, "client_id": client_id, "token_endpoint_auth_method": "none"}
+
+    def authorize(self, query: dict[str, str]) -> str:
+        """Where the person's browser goes after signing in: the redirect with a code."""
+        if (
+            query.get("client_id") not in self._clients
+            or query.get("code_challenge_method") != "S256"
+        ):
+            raise ValueError("bad authorization request")
+        code = secrets.token_urlsafe(16)
+        with self._lock:
+            self._codes[code] = {**query, "sub": self.person}
+        back = {"code": code, "state": query.get("state", "")}
+        return f"{query['redirect_uri']}?{urlencode(back)}"
+
+    def grant(self, form: dict[str, str]) -> dict[str, Any] | None:
+        """The token response for an authorization code or refresh grant, or ``None``."""
+        kind = form.get("grant_type")
+        with self._lock:
+            if kind == "authorization_code":
+                asked = self._codes.pop(form.get("code", ""), None)
+                if asked is None or asked["client_id"] != form.get("client_id"):
+                    return None
+                verifier = form.get("code_verifier", "").encode()
+                challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest())
+                if challenge.rstrip(b"=").decode() != asked["code_challenge"]:
+                    return None
+                self.sign_ins += 1
+            elif kind == "refresh_token":
+                asked = self._refresh.pop(form.get("refresh_token", ""), None)
+                if asked is None:
+                    return None
+                self.refreshes += 1
+            else:
+                return None
+            refresh = secrets.token_urlsafe(16)
+            self._refresh[refresh] = asked
+        claims = self.claims(asked["sub"], asked.get("resource", ""), scope=asked.get("scope", ""))
+        return {
+            "access_token": self.current.sign(claims),
+            "token_type": "Bearer",
+            "expires_in": claims["exp"] - claims["iat"],
+            "refresh_token": refresh,
+            "scope": asked.get("scope", ""),
         }
 
     def jwks(self) -> dict[str, Any]:
@@ -140,15 +213,37 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, issuer.document())
             elif self.path == "/jwks":
                 self._json(200, issuer.jwks())
+            elif self.path.startswith("/authorize?"):
+                query = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                try:
+                    location = issuer.authorize(query)
+                except (KeyError, ValueError):
+                    self._json(400, {"error": "invalid_request"})
+                    return
+                self.send_response(302)
+                self.send_header("location", location)
+                self.send_header("content-length", "0")
+                self.end_headers()
             else:
                 self._json(404, {"error": "not_found"})
 
         def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length).decode()
+            if self.path == "/register":
+                self._json(201, issuer.register(json.loads(body)))
+                return
             if self.path != "/token":
                 self._json(404, {"error": "not_found"})
                 return
-            length = int(self.headers.get("content-length") or 0)
-            form = {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            form = {k: v[-1] for k, v in parse_qs(body).items()}
+            if form.get("grant_type") in ("authorization_code", "refresh_token"):
+                granted = issuer.grant(form)
+                if granted is None:
+                    self._json(400, {"error": "invalid_grant"})
+                else:
+                    self._json(200, granted)
+                return
             if form.get("grant_type") != "client_credentials" or not form.get("sub"):
                 self._json(400, {"error": "invalid_request"})
                 return

@@ -18,6 +18,7 @@ from invokit.permissions import (
     request_from_dict,
     request_to_dict,
 )
+from invokit.permissions._deciders import Deciders, Person
 
 ApprovalScope: TypeAlias = Literal["once", "session", "always"]
 ApprovalStatus: TypeAlias = Literal["pending", "approved", "denied", "consumed", "expired"]
@@ -68,6 +69,9 @@ class ApprovalRequest:
     trace: dict[str, str] | None = None
     """The W3C trace context (``traceparent``, ``tracestate``) of the span of the call that
     asked, when it was traced: the resumed call's span links to it, in any process."""
+    deciders: Deciders | None = None
+    """Who may answer (the policy's ``[[policy.approvers]]`` for the rule that asked), stamped
+    when asked; ``None``: anyone who can answer."""
 
     @classmethod
     def create(
@@ -162,6 +166,8 @@ class ApprovalRequest:
             data["trace"] = dict(self.trace)
         if self.protected is not None:
             data["protected"] = self.protected
+        if self.deciders is not None:
+            data["deciders"] = self.deciders.to_dict()
         return data
 
     @classmethod
@@ -182,7 +188,12 @@ class ApprovalRequest:
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
             trace=_trace(data.get("trace")),
+            deciders=_deciders(data.get("deciders")),
         )
+
+
+def _deciders(value: Any) -> Deciders | None:
+    return Deciders.from_dict(value) if isinstance(value, Mapping) else None
 
 
 def _text(value: Any) -> str | None:
@@ -216,6 +227,8 @@ class ApprovalDecision:
     records the channel the executor received it through)."""
     credentials: dict[str, Any] | None = field(default=None, repr=False)
     """Secrets the host supplies for the run; never shown to the model or the audit log."""
+    person: Person | None = None
+    """Who decided, as an identity a policy's approvers and four eyes are checked against."""
 
     @classmethod
     def approve(
@@ -225,8 +238,16 @@ class ApprovalDecision:
         by: str | None = None,
         arguments: dict[str, Any] | None = None,
         channel: ApprovalChannel | None = None,
+        person: Person | None = None,
     ) -> ApprovalDecision:
-        return cls(approved=True, scope=scope, by=by, arguments=arguments, channel=channel)
+        return cls(
+            approved=True,
+            scope=scope,
+            by=by,
+            arguments=arguments,
+            channel=channel,
+            person=person,
+        )
 
     @classmethod
     def deny(
@@ -235,8 +256,9 @@ class ApprovalDecision:
         *,
         by: str | None = None,
         channel: ApprovalChannel | None = None,
+        person: Person | None = None,
     ) -> ApprovalDecision:
-        return cls(approved=False, reason=reason, by=by, channel=channel)
+        return cls(approved=False, reason=reason, by=by, channel=channel, person=person)
 
     def to_dict(self, *, include_credentials: bool = False) -> dict[str, Any]:
         """The JSON form; credentials only when asked (for a private store, not a log)."""
@@ -245,6 +267,8 @@ class ApprovalDecision:
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
+        if self.person is not None:
+            data["person"] = self.person.to_dict()
         if include_credentials and self.credentials is not None:
             data["credentials"] = self.credentials
         return data
@@ -259,6 +283,9 @@ class ApprovalDecision:
             by=data.get("by"),
             channel=data.get("channel"),
             credentials=data.get("credentials"),
+            person=Person.from_dict(data["person"])
+            if isinstance(data.get("person"), Mapping)
+            else None,
         )
 
 

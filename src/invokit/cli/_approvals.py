@@ -24,6 +24,13 @@ from invokit.cli._stores import State, command_state, open_approvals, open_audit
 Scope = Literal["once", "session", "always"]
 
 
+def _person() -> Any:
+    """The operating-system user deciding, as the person approvers are matched against."""
+    from invokit.permissions._deciders import local_person
+
+    return local_person()
+
+
 def _who() -> str:
     try:
         return f"cli:{getpass.getuser()}"
@@ -59,6 +66,7 @@ def _request_row(request: Any, now: float) -> dict[str, Any]:
         "arguments": request.arguments,
         "reason": request.reason,
         "rule": request.rule,
+        "deciders": request.deciders.to_dict() if request.deciders is not None else None,
         "protected": request.protected,
         "session_id": request.session_id,
         "project": request.project,
@@ -97,6 +105,8 @@ async def _resolve(
     state: State, approval_id: str, approve: bool, scope: Scope, reason: str | None
 ) -> Any:
     from invokit.approvals import ApprovalDecision
+    from invokit.exceptions import ApprovalNotPermitted
+    from invokit.execution._approving import not_permitted
 
     store = _open(state)
     try:
@@ -105,10 +115,16 @@ async def _resolve(
             pending = await store.get(approval_id)
             if pending.request.protected is not None:
                 scope = "once"
+        person = _person()
         if approve:
-            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli")
+            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli", person=person)
+            # Checked before it is recorded: the person is told now, and the question stays
+            # open for someone the policy names (the executor checks again before running).
+            why = not_permitted((await store.get(approval_id)).request, decision)
+            if why is not None:
+                raise ApprovalNotPermitted(approval_id, why)
         else:
-            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli")
+            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli", person=person)
         # A "no" is final: it also withdraws a "yes" given elsewhere that has not run yet.
         # An "always" rule is recorded by the executor that runs the call, for its project
         # (and, for a remote tool, its server and pinned version): this command knows neither.
@@ -281,6 +297,9 @@ def _show(record: Any, now: float) -> None:
     caller = _caller(request)
     if caller is not None:
         rows.append(("asked by", f"{caller['sub']} ({caller['iss']})"))
+    if request.deciders is not None:
+        who = ", ".join(request.deciders.approvers) or "anyone"
+        rows.append(("approvers", who + (" (four eyes)" if request.deciders.four_eyes else "")))
     rows += [
         ("call id", request.call.id),
         ("expires in", f"{max(0.0, request.expires_at - now) / 60:.0f} min"),

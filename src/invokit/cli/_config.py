@@ -136,6 +136,11 @@ class McpServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
     connect_timeout: float = 30.0
     """Seconds to start or reach the server and list its tools."""
+    oauth_redirect_uri: str | None = None
+    """Sign in to ``url`` with OAuth (``invokit mcp login NAME``), the issuer sending the
+    person back to this loopback URL."""
+    oauth_scopes: tuple[str, ...] = ()
+    """Scopes to ask for (default: those the server names)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -399,7 +404,17 @@ def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfi
         checker.keys(
             table,
             where,
-            {"command", "args", "url", "prefix", "bearer_token_env", "headers", "connect_timeout"},
+            {
+                "command",
+                "args",
+                "url",
+                "prefix",
+                "bearer_token_env",
+                "headers",
+                "connect_timeout",
+                "oauth_redirect_uri",
+                "oauth_scopes",
+            },
         )
         command = checker.string(table, where, "command", default=None)
         url = checker.string(table, where, "url", default=None)
@@ -412,6 +427,21 @@ def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfi
         headers = table.get("headers", {})
         if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
             raise checker.error("headers must be a table of strings", where, "headers")
+        redirect = checker.string(table, where, "oauth_redirect_uri", default=None)
+        if redirect is not None and (url is None or "bearer_token_env" in table):
+            raise checker.error(
+                f"MCP server {name!r}: oauth_redirect_uri signs in to a url, instead of a "
+                "bearer_token_env",
+                where,
+                "oauth_redirect_uri",
+            )
+        if redirect is not None and not _loopback_http(redirect):
+            raise checker.error(
+                "oauth_redirect_uri must be http://127.0.0.1:PORT/PATH (or localhost, [::1]): "
+                "invokit mcp login listens there for the person's return",
+                where,
+                "oauth_redirect_uri",
+            )
         out.append(
             McpServerConfig(
                 name=name,
@@ -422,9 +452,26 @@ def _mcp(checker: _Checker, document: Mapping[str, Any]) -> tuple[McpServerConfi
                 bearer_token_env=checker.string(table, where, "bearer_token_env", default=None),
                 headers=dict(headers),
                 connect_timeout=checker.positive(table, where, "connect_timeout", 30.0),
+                oauth_redirect_uri=redirect,
+                oauth_scopes=checker.strings(table, where, "oauth_scopes", default=()) or (),
             )
         )
     return tuple(out)
+
+
+def _loopback_http(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "http"
+        and parts.hostname in ("127.0.0.1", "localhost", "::1")
+        and port is not None
+    )
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")

@@ -1,4 +1,4 @@
-"""``invokit mcp list | trust``: the tools of imported MCP servers and their pinned versions.
+"""``invokit mcp list | trust | login``: the tools of imported MCP servers and their pinned versions.
 
 The first time invokit lists a server it pins every tool's fingerprint. If the server later
 changes a tool (its description or schema: a "rug pull") or adds one, that tool is hidden until
@@ -134,6 +134,35 @@ def register(app: typer.Typer) -> None:
                         inert(pin["fingerprint"][:16] + "…"),
                     )
                 console.print(table)
+
+    @group.command()
+    def login(
+        server: Annotated[str, typer.Argument(help="The server's name in invokit.toml.")],
+        timeout: Annotated[
+            float, typer.Option("--timeout", help="Seconds to wait for the person to sign in.")
+        ] = 300.0,
+        config: ConfigOption = None,
+        root: RootOption = None,
+        state: StateOption = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Sign in to a server that asks for OAuth: open the URL printed, sign in, done."""
+        from invokit.cli._mcp_login import login as sign_in
+
+        with reported(as_json=as_json):
+            setup = prepare(options(config, root, None, None, state))
+            try:
+                done = anyio.run(sign_in, setup, server, timeout, as_json)
+            except KeyError as exc:
+                fail(str(exc.args[0]), TOOL_ERROR, as_json=as_json)
+            except TimeoutError:
+                fail(f"nobody signed in within {timeout:g} s", TOOL_ERROR, as_json=as_json)
+            except Exception as exc:
+                fail(f"cannot sign in to MCP server {server!r}: {exc}", TOOL_ERROR, as_json=as_json)
+            if as_json:
+                print_json({"event": "signed_in", **done})
+            else:
+                stdout().print(inert(f"signed in to {server}: {len(done['tools'])} tools"))
 
     @group.command()
     def trust(

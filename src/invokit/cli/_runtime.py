@@ -8,6 +8,7 @@ identical call retried in another.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -52,6 +53,8 @@ from invokit.registry import Registry
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
     from invokit.mcp import MCPToolset, PinStorage
+
+logger = logging.getLogger("invokit.cli")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -293,6 +296,13 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
                 f"cannot use MCP server {server.name!r}: {exc}", source=str(setup.config.source)
             ) from None
         stack.push_async_callback(toolset.aclose)
+        if toolset.authorization is not None:
+            # Served without its tools until someone signs in; the others are not held up.
+            logger.warning(
+                "MCP server %r needs a person to sign in: run `invokit mcp login %s`",
+                server.name,
+                server.name,
+            )
         try:
             registry = registry.merged(toolset)
         except DuplicateToolName as exc:
@@ -326,12 +336,19 @@ def make_toolset(server: McpServerConfig, *, pins: PinStorage | None = None) -> 
             source=server.name,
         )
     assert server.url is not None  # the config has a command or a url
+    oauth = None
+    if server.oauth_redirect_uri is not None:
+        from invokit.mcp import MCPOAuth
+
+        # Tokens go to the state directory's mcp-oauth.sqlite3, beside the pins.
+        oauth = MCPOAuth(redirect_uri=server.oauth_redirect_uri, scopes=server.oauth_scopes)
     return MCPToolset.http(
         server.url,
         prefix=server.prefix,
         server=server.name,
         headers=dict(server.headers),
         bearer_token=token,
+        oauth=oauth,
         connect_timeout=server.connect_timeout,
         pins=pins,
     )

@@ -417,7 +417,10 @@ class TerminalApprover:
         word = f"approved ({decision.scope})" if decision.approved else "denied"
         self.board.unpin()
         self.console.print(Text(f"→ {word}: {request.id} {_one_line(request.tool)}", style="dim"))
-        return replace(decision, channel="terminal")
+        from invokit.permissions._deciders import local_person
+
+        # The person at this terminal is the user running it: approvers are matched to them.
+        return replace(decision, channel="terminal", person=decision.person or local_person())
 
     async def _reason(self, request: ApprovalRequest) -> str | None:
         prompt = Text(

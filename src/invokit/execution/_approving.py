@@ -79,6 +79,7 @@ async def ask(
         created_at=now,
         expires_at=now + ex.limits.approval_ttl,
         trace=_asking_trace(ex, call),
+        deciders=ex._policy.deciders(decision.rule),
     )
     try:
         await ex.approvals.put(request)
@@ -361,6 +362,15 @@ async def _decide_request(
             approval_id, "it was used already; an approval runs its call once"
         )
     if answer is not None:
+        why = not_permitted(request, answer)
+        if why is not None:
+            return ex._failed(
+                call,
+                start,
+                "approval_not_permitted",
+                f"This answer to approval request {approval_id} was not taken: {why}. Nothing "
+                "ran; the question stays open for someone who may answer it.",
+            )
         refused = await apply_answer(ex, record, answer, start, call)
         if isinstance(refused, Failed):
             return refused
@@ -370,6 +380,14 @@ async def _decide_request(
         return ex._interrupted(ApprovalRequired(request=request))
     if not decision.approved:
         return ex._failed(call, start, "approval_denied", denied_by(request, decision))
+    why = not_permitted(request, decision)
+    if why is not None:  # a "yes" recorded by a channel that did not check who gave it
+        return ex._failed(
+            call,
+            start,
+            "approval_not_permitted",
+            f"The approval of request {approval_id} does not count: {why}. Nothing ran.",
+        )
     prepared = ex._lookup(request.tool)
     if prepared is None or prepared.spec.fingerprint != request.spec_fingerprint:
         return ex._failed(
@@ -471,6 +489,20 @@ async def apply_answer(
             "it and call the tool again with the arguments you want.",
         )
     return record
+
+
+def not_permitted(request: ApprovalRequest, decision: ApprovalDecision) -> str | None:
+    """Why this decision's person may not give it (the request's approvers, four eyes), or
+    ``None``. Every "yes" passes here before it runs anything, whatever channel recorded it."""
+    from invokit.permissions._deciders import refusal
+
+    asker = request.call.metadata.get("invokit.principal")
+    return refusal(
+        request.deciders,
+        decision.person,
+        asker if isinstance(asker, Mapping) else None,
+        approving=decision.approved,
+    )
 
 
 def denied_by(request: ApprovalRequest, decision: ApprovalDecision) -> str:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         StandingRule,
     )
     from invokit.execution._checking import CallCheck
-    from invokit.permissions import Decision, Policy
+    from invokit.permissions import Decision, Person, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 """Decides an approval request inline: an ``ApprovalDecision``, or ``True`` (approve once) /
@@ -360,6 +360,7 @@ class Executor(Reporter):
         credentials: Mapping[str, Any] | None = None,
         result: Any = None,
         on_progress: ProgressCallback | None = None,
+        person: Person | None = None,
     ) -> Outcome:
         """Continue an interrupted call, in this process or another.
 
@@ -368,6 +369,8 @@ class Executor(Reporter):
         a deny rule still wins); ``scope`` ``"once"``, ``"session"`` or ``"always"``. ``approve``
         may be left out when the request was already decided elsewhere (``invokit approvals``).
         For ``AuthorizationRequired``: ``credentials``. For ``ExternalCall``: ``result``.
+        ``person`` is who decides (their subject and groups): a rule with approvers or four
+        eyes (``[[policy.approvers]]``) takes a "yes" only from a person it allows.
 
         Every interrupt is single-use and bound to its call: only its id is taken from
         ``interrupt``; the call and arguments come from the store's record. A second resume of
@@ -407,6 +410,7 @@ class Executor(Reporter):
                 arguments=dict(arguments) if arguments is not None else None,
                 by=by,
                 credentials=dict(credentials) if credentials is not None else None,
+                person=person,
             )
         outcome = await _approving.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress

@@ -73,4 +73,6 @@ def resolved_data(
         "root": root,
         "server": this_server(),
         "mcp_server": remote,
+        # Who decided, as approvers are matched: only when the decision names a person.
+        **({"person": answer.person.to_dict()} if answer.person is not None else {}),
     }

@@ -24,12 +24,16 @@ from invokit.mcp._remote import RemoteTool
 from invokit.mcp._sanitize import printable
 from invokit.mcp._serve import serve
 from invokit.mcp._server import ToolServer, build_server
+from invokit.mcp._signin import MCPOAuth
+from invokit.mcp._token_store import OAuthTokenStore
 
 __all__ = [
     "ChangedTool",
     "MCPConnectionError",
+    "MCPOAuth",
     "MCPToolset",
     "OAuthConfig",
+    "OAuthTokenStore",
     "Pin",
     "PinStorage",
     "PinStore",

@@ -5,6 +5,11 @@ with an ``McpInvoke(server, tool)`` permission request, so local policy and appr
 remote tools. A server's tools are pinned when it is first listed (:class:`PinStore`); a tool the
 server changed since, or added since, is hidden until trusted. Connecting and each call have time limits, and a toolset
 reconnects after its server restarts.
+
+A server that asks for OAuth (the MCP authorization spec) is signed in to with ``oauth=``: until
+a person signs in, the toolset connects without its tools (:attr:`MCPToolset.authorization`
+names the sign-in) and its calls end as ``AuthRequired``; resuming with the redirect's code
+finishes the sign-in and runs the call; tokens are kept in the state store and refreshed.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ from mcp.shared.exceptions import MCPError
 
 from invokit._calls import ToolResult
 from invokit._spec import ToolName
-from invokit.exceptions import InvalidToolDefinition, ToolFailed
+from invokit.exceptions import AuthRequired, InvalidToolDefinition, ToolFailed
 from invokit.execution._otel import current_span_of, outgoing_meta
 from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
 from invokit.mcp._listing import list_tools_page
 from invokit.mcp._pins import PinStorage, PinStore, remote_fingerprint
 from invokit.mcp._remote import RemoteTool
+from invokit.mcp._signin import MCPOAuth, SignIn
 from invokit.mcp._stdio_client import MAX_MESSAGE_BYTES, bounded_stdio_client
 from invokit.registry import Registry
 from invokit.registry._base import Listener
@@ -85,6 +91,7 @@ class MCPToolset(Registry):
         call_timeout: seconds one call may take.
         max_schema_chars: a tool whose input or output schema is larger (as JSON) is left out.
         max_description_chars: longer descriptions are cut.
+        sign_in: the OAuth client of a server that asks for sign-in (see :meth:`http`).
     """
 
     def __init__(
@@ -98,6 +105,7 @@ class MCPToolset(Registry):
         call_timeout: float = 60.0,
         max_schema_chars: int = 32_000,
         max_description_chars: int = 4_000,
+        sign_in: SignIn | None = None,
     ) -> None:
         self.prefix = str(ToolName(prefix))
         self.server = server or self.prefix
@@ -107,6 +115,7 @@ class MCPToolset(Registry):
         self.max_schema_chars = max_schema_chars
         self.max_description_chars = max_description_chars
         self._transport = transport
+        self._sign_in = sign_in
         self._tools: dict[str, RemoteTool] = {}
         self._by_remote: dict[str, RemoteTool] = {}
         self._names: tuple[str, ...] = ()
@@ -165,12 +174,21 @@ class MCPToolset(Registry):
         prefix: str,
         headers: Mapping[str, str] | None = None,
         bearer_token: str | None = None,
+        oauth: MCPOAuth | None = None,
         server: str | None = None,
         pins: PinStorage | None = None,
         connect_timeout: float = 10.0,
         call_timeout: float = 60.0,
     ) -> MCPToolset:
-        """A server at ``url`` speaking streamable HTTP (optional headers or bearer token)."""
+        """A server at ``url`` speaking streamable HTTP (optional headers or bearer token).
+
+        With ``oauth``, a server that answers 401 is signed in to as the MCP authorization
+        spec says (PKCE, tokens in the state store, refreshed when they expire); a person's
+        part ends calls as ``AuthRequired`` (see :attr:`authorization`).
+        """
+        if oauth is not None and bearer_token is not None:
+            raise ValueError("give a bearer_token or oauth, not both")
+        sign_in = SignIn(url, oauth) if oauth is not None else None
         sent = dict(headers or {})
         if bearer_token is not None:
             sent["Authorization"] = f"Bearer {bearer_token}"
@@ -181,7 +199,7 @@ class MCPToolset(Registry):
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             async with (
-                create_mcp_http_client(headers=sent) as client,
+                create_mcp_http_client(headers=sent, auth=sign_in) as client,
                 streamable_http_client(url, http_client=client) as streams,
             ):
                 yield streams
@@ -193,6 +211,7 @@ class MCPToolset(Registry):
             pins=pins,
             connect_timeout=connect_timeout,
             call_timeout=call_timeout,
+            sign_in=sign_in,
         )
 
     # -- the registry ---------------------------------------------------------------------
@@ -260,6 +279,9 @@ class MCPToolset(Registry):
     async def connect(self) -> None:
         """Start or reach the server, initialize, and list its tools.
 
+        A server waiting for a person to sign in is not a failure: the toolset lists nothing
+        yet, :attr:`authorization` names the sign-in, and :meth:`sign_in` finishes it.
+
         Raises:
             MCPConnectionError: it did not start, failed, or did not answer within
                 ``connect_timeout`` seconds.
@@ -273,9 +295,43 @@ class MCPToolset(Registry):
             group.start_soon(self._refresher)
         try:
             await self._reconnect()
+        except MCPConnectionError:
+            if self.authorization is None:
+                await self.aclose()
+                raise
         except BaseException:
             await self.aclose()
             raise
+
+    @property
+    def authorization(self) -> AuthRequired | None:
+        """The sign-in the server waits for (its ``challenge`` has the ``authorization_url``
+        for the person), or ``None``."""
+        if self._sign_in is None or self._sign_in.needed is None:
+            return None
+        return self._sign_in.required(self.server)
+
+    async def sign_in(self, credentials: Mapping[str, Any]) -> None:
+        """Finish a sign-in with the person's answer and list the server's tools.
+
+        Args:
+            credentials: ``{"callback_url": <the URL the issuer sent the person to>}``, or
+                its ``code`` and ``state``.
+
+        Raises:
+            ToolFailed: the answer is not for a sign-in this host started.
+            AuthRequired: the server still wants a sign-in.
+            MCPConnectionError: the server could not be reached.
+        """
+        if self._sign_in is None:
+            raise ValueError(f"MCP server {self.server!r} has no OAuth sign-in (oauth=...)")
+        await self._sign_in.answer(credentials)
+        if self._group is None:
+            await self.connect()
+        else:
+            await self._reconnect()
+        if (needed := self.authorization) is not None:
+            raise needed
 
     async def aclose(self) -> None:
         """Close the connection (a stdio server process is stopped)."""
@@ -496,10 +552,15 @@ class MCPToolset(Registry):
         async def forward(progress: float, total: float | None, message: str | None) -> None:
             await ctx.report_progress(progress, total, message)
 
+        if ctx.credentials and self._sign_in is not None:
+            # A call resumed after the person signed in: its next request finishes the flow.
+            await self._sign_in.answer(ctx.credentials)
         for attempt in (1, 2):
             try:
                 session = self._session or await self._reconnect()
             except MCPConnectionError as exc:
+                if (needed := self.authorization) is not None:
+                    raise needed from exc
                 raise ToolFailed(str(exc), kind="unavailable") from exc
             try:
                 # The call's span is current while the request goes out: the SDK's client
@@ -525,6 +586,8 @@ class MCPToolset(Registry):
                         kind="remote_error",
                     ) from exc
                 self._drop(session)
+                if (needed := self.authorization) is not None:
+                    raise needed from exc  # the token ran out and could not be refreshed
                 if attempt == 1 and retry_safe:
                     continue  # a read-only or idempotent call may simply run again
                 raise ToolFailed(

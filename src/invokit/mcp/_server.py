@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -76,6 +76,9 @@ DEFAULT_PAGE_SIZE = 100
 """Tools per ``tools/list`` page unless ``build_server(page_size=...)`` says otherwise."""
 Context = Any
 """The SDK's ``ServerRequestContext`` (its generic parameters add nothing here)."""
+
+if TYPE_CHECKING:
+    from invokit.permissions import Person
 
 
 class _InvokitServer(Server[dict[str, Any]]):
@@ -440,6 +443,7 @@ class ToolServer:
                     reason=answer.reason,
                     by="elicitation",
                     on_progress=on_progress,
+                    person=await self._asker(approval_id),
                 )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
@@ -448,6 +452,19 @@ class ToolServer:
                 return await self._interrupted(ctx, resumed, on_progress)
             return await self._still_pending(approval_id)
         return self._answer(resumed.result)
+
+    async def _asker(self, approval_id: str) -> Person | None:
+        """Who answers an elicitation: the person behind this client, the verified principal
+        whose call asked (``None`` without auth). Policy approvers are matched against them,
+        and four eyes refuses them."""
+        from invokit.permissions import Person
+
+        record = await self.executor.approvals.get(approval_id)
+        who = record.request.call.metadata.get("invokit.principal")
+        if isinstance(who, Mapping) and isinstance(who.get("sub"), str):
+            iss = who.get("iss")
+            return Person(sub=who["sub"], iss=iss if isinstance(iss, str) else None)
+        return None
 
     async def _decided_elsewhere(self, approval_id: str) -> bool:
         """Whether a decision on ``approval_id`` arrived within ``approval_wait``."""

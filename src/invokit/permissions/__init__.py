@@ -25,12 +25,14 @@ from invokit.permissions._requests import (
 )
 
 if TYPE_CHECKING:
+    from invokit.permissions._deciders import Deciders, Person
     from invokit.permissions._decision import Decision, Explanation, RuleMatch, Verdict
     from invokit.permissions._policy import DefaultMode, Policy, ToolPolicy
     from invokit.permissions._rules import rule_for
 
 __all__ = [
     "Custom",
+    "Deciders",
     "Decision",
     "DefaultMode",
     "Explanation",
@@ -40,6 +42,7 @@ __all__ = [
     "McpInvoke",
     "NetworkAccess",
     "PermissionRequest",
+    "Person",
     "Policy",
     "Quota",
     "QuotaScope",
@@ -53,6 +56,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Deciders": "_deciders",
+    "Person": "_deciders",
     "Decision": "_decision",
     "Explanation": "_decision",
     "RuleMatch": "_decision",

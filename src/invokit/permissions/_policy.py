@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from invokit._spec import ToolSpec
 from invokit.exceptions import PolicyError
+from invokit.permissions._deciders import Deciders, deciders_for
 from invokit.permissions._decision import RANK, Decision, Explanation, RuleMatch, Verdict
 from invokit.permissions._quotas import Quota, quota_to_dict
 from invokit.permissions._requests import (
@@ -461,6 +462,7 @@ class Policy:
         "_deny",
         "_standing",
         "allow_surfaces",
+        "approvers",
         "default",
         "quotas",
         "root",
@@ -477,6 +479,7 @@ class Policy:
         extra_allow: Iterable[str] = (),
         quotas: Iterable[Quota] = (),
         allow_surfaces: Iterable[str] = (),
+        approvers: Iterable[Deciders] = (),
     ) -> None:
         if default not in DEFAULT_MODES:
             raise PolicyError(f"default must be one of {', '.join(DEFAULT_MODES)}, not {default!r}")
@@ -491,6 +494,8 @@ class Policy:
         self._cache: dict[int, tuple[ToolSpec, ToolPolicy]] = {}
         self.quotas: tuple[Quota, ...] = tuple(quotas)
         self.allow_surfaces: tuple[str, ...] = _surface_paths(allow_surfaces)
+        self.approvers: tuple[Deciders, ...] = tuple(approvers)
+        """Who may answer the questions of which ask rules (``[[policy.approvers]]``)."""
         for quota in self.quotas:
             if not isinstance(quota, Quota) or (
                 quota.tool is None and quota.tag is None and quota.rule is None
@@ -535,6 +540,10 @@ class Policy:
     def compile(self, spec: ToolSpec) -> ToolPolicy:
         """This policy for one tool; do it once per spec and keep the result."""
         return ToolPolicy(self, spec)
+
+    def deciders(self, rule: str | None) -> Deciders | None:
+        """Who may answer a question the ask rule ``rule`` raised (``None``: anyone)."""
+        return deciders_for(self.approvers, rule)
 
     def quotas_for(self, spec: ToolSpec) -> tuple[Quota, ...]:
         """The policy's quotas that cover ``spec``'s tool, in the order they were given."""
@@ -590,6 +599,7 @@ class Policy:
         copy.root = self.root
         copy._cache = {}
         copy.quotas = self.quotas
+        copy.approvers = self.approvers
         added = tuple(p for p in _surface_paths(allow_surfaces) if p not in self.allow_surfaces)
         copy.allow_surfaces = self.allow_surfaces + added
         return copy
@@ -633,6 +643,8 @@ class Policy:
             data["quota"] = [quota_to_dict(q) for q in self.quotas]
         if self.allow_surfaces:
             data["allow_surfaces"] = list(self.allow_surfaces)
+        if self.approvers:
+            data["approvers"] = [d.to_dict() for d in self.approvers]
         return data
 
     def __repr__(self) -> str:

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from invokit.exceptions import PolicyError
+from invokit.permissions._deciders import parse_deciders
 from invokit.permissions._policy import DEFAULT_MODES, Policy
 from invokit.permissions._quotas import parse_quotas
 from invokit.permissions._rules import RuleSyntaxError, parse_rule
 
 RULE_KEYS = ("allow", "ask", "deny", "extra_allow")
-KEYS = (*RULE_KEYS, "default", "root", "quota", "allow_surfaces")
+KEYS = (*RULE_KEYS, "default", "root", "quota", "allow_surfaces", "approvers")
 
 Locate = Callable[[str, str | None], int | None]
 
@@ -112,6 +113,7 @@ def load_mapping(
     if root is not None and base_dir is not None and not os.path.isabs(root):
         root = str(base_dir / root)
     quotas = parse_quotas(data.get("quota", []), source=source)
+    approvers = parse_deciders(data.get("approvers", []), source=source, ask_rules=rules["ask"])
     surfaces = data.get("allow_surfaces", [])
     if not isinstance(surfaces, list) or not all(isinstance(v, str) for v in surfaces):
         raise PolicyError(
@@ -129,6 +131,7 @@ def load_mapping(
             default=default,
             root=root,
             allow_surfaces=surfaces,
+            approvers=approvers,
         )
     except PolicyError as exc:
         raise PolicyError(
