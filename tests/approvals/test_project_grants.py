@@ -1,5 +1,5 @@
-"""Approvals and session grants carry a project, in both stores, and a version-1 file's grants
-keep no project: they match only a caller without one."""
+"""A request's project round-trips, and a version-1 SQLite file's grants keep no project: they
+match only a caller without one. That every store matches a project: ``contract/``."""
 
 from __future__ import annotations
 
@@ -9,46 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalStore, SqliteApprovalStore
+from invokit.approvals import ApprovalRequest, SqliteApprovalStore
 from invokit.approvals._sqlite import SCHEMA_VERSION
 
 from .helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
-
-
-async def test_find_approved_matches_the_project(store: ApprovalStore, clock: Clock) -> None:
-    """An approved request of project /one is found from /one only; one without a project only
-    by a caller without one."""
-    request = replace(make_request(clock), project="/one")
-    await store.put(request)
-    await store.resolve(request.id, ApprovalDecision.approve())
-    key = (request.tool, request.spec_fingerprint, request.arguments_hash, request.session_id)
-    assert await store.find_approved(*key, project="/one") == request
-    assert await store.find_approved(*key, project="/two") is None
-    assert await store.find_approved(*key) is None
-
-    unscoped = make_request(clock, path="src/b.py")
-    await store.put(unscoped)
-    await store.resolve(unscoped.id, ApprovalDecision.approve())
-    other = (unscoped.tool, unscoped.spec_fingerprint, unscoped.arguments_hash, "s1")
-    assert await store.find_approved(*other) == unscoped
-    assert await store.find_approved(*other, project="/one") is None
-
-
-async def test_session_grants_are_per_project(store: ApprovalStore) -> None:
-    """A session grant in /one does not answer for /two or for no project; granting it in /two
-    too is recorded separately, and revoking the session drops both."""
-    await store.grant_session("s1", "fs.write", "f1", project="/one")
-    await store.grant_session("s1", "fs.write", "f1", project="/one")
-    assert await store.has_session_grant("s1", "fs.write", "f1", project="/one")
-    assert not await store.has_session_grant("s1", "fs.write", "f1", project="/two")
-    assert not await store.has_session_grant("s1", "fs.write", "f1")
-    await store.grant_session("s1", "fs.write", "f1", project="/two")
-    assert await store.has_session_grant("s1", "fs.write", "f1", project="/two")
-    await store.revoke_session("s1")
-    assert not await store.has_session_grant("s1", "fs.write", "f1", project="/one")
-    assert not await store.has_session_grant("s1", "fs.write", "f1", project="/two")
 
 
 async def test_request_project_round_trips(clock: Clock) -> None:

@@ -18,14 +18,13 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.approvals._standing import StandingRule, check_scope, matches
+from invokit.approvals._standing import StandingRule, matches
 from invokit.approvals._store import (
-    check_rule,
+    already_stored,
     consume_refusal,
     effective_status,
-    interrupt_expired,
-    interrupt_missing,
-    interrupt_used,
+    interrupt_refusal,
+    new_rule,
     next_allowed,
     resolve_refusal,
     withdraw_refusal,
@@ -108,7 +107,7 @@ class MemoryApprovalStore:
     async def put(self, request: ApprovalRequest) -> None:
         with self._lock:
             if request.id in self._records:
-                raise ValueError(f"approval {request.id} is already stored")
+                raise already_stored("approval", request.id)
             self._records[request.id] = ApprovalRecord(request=request, status="pending")
             key = (request.call.id, request.session_id, request.project)
             self._call_ids.add(request.call.id)
@@ -201,19 +200,15 @@ class MemoryApprovalStore:
     ) -> None:
         with self._lock:
             if interrupt_id in self._interrupts:
-                raise ValueError(f"interrupt {interrupt_id} is already stored")
+                raise already_stored("interrupt", interrupt_id)
             self._interrupts[interrupt_id] = (copy.deepcopy(data), expires_at, False)
 
     async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
         with self._lock:
             found = self._interrupts.get(interrupt_id)
-            if found is None:
-                raise interrupt_missing(interrupt_id)
-            data, expires_at, taken = found
-            if taken:
-                raise interrupt_used(interrupt_id)
-            if self._clock() >= expires_at:
-                raise interrupt_expired(interrupt_id)
+            if found is None or found[2] or self._clock() >= found[1]:
+                raise interrupt_refusal(interrupt_id, taken=None if found is None else found[2])
+            data, expires_at, _ = found
             self._interrupts[interrupt_id] = (data, expires_at, True)
             return copy.deepcopy(data)
 
@@ -301,22 +296,15 @@ class MemoryApprovalStore:
         fingerprint: str | None = None,
         by: str | None = None,
     ) -> StandingRule:
-        text = check_rule(rule)
-        check_scope(project, server, fingerprint)
+        new = new_rule(
+            rule, project=project, server=server, fingerprint=fingerprint, by=by, now=self._clock()
+        )
         with self._lock:
             for record in self._rules:
-                if record.rule == text and record.scope() == (project, server, fingerprint):
+                if record.rule == new.rule and record.scope() == new.scope():
                     return record
-            record = StandingRule.new(
-                text,
-                project=project,
-                server=server,
-                fingerprint=fingerprint,
-                created_at=self._clock(),
-                by=by,
-            )
-            self._rules.append(record)
-            return record
+            self._rules.append(new)
+            return new
 
     async def remove_always_rule(
         self, rule: str, *, project: str | None = None

@@ -1,7 +1,10 @@
 """Approvals in a SQLite file: they survive the process and are shared between processes.
 
 Every state change is one conditional ``UPDATE`` whose row count says who won, so two
-processes that consume the same approval at once cannot both run the call.
+processes that consume the same approval at once cannot both run the call. The rows, the
+checks and the rule of each change are the SQL core's (:mod:`invokit.approvals._sqlcore`),
+shared with PostgreSQL; this module keeps SQLite's statements, its one connection behind a
+lock, and polling, since SQLite cannot tell another process of a change.
 """
 
 from __future__ import annotations
@@ -19,208 +22,32 @@ import anyio
 import anyio.to_thread
 
 from invokit._state import store_file
-from invokit.approvals._lease import lapse_decision, lapsed
-from invokit.approvals._models import (
-    ApprovalDecision,
-    ApprovalRecord,
-    ApprovalRequest,
-    ApprovalStatus,
-)
-from invokit.approvals._standing import StandingRule, check_scope
+from invokit.approvals import _sqlcore as core
+from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
+from invokit.approvals._sqlcore import RECORD, RULE, SQLITE
+from invokit.approvals._sqlite_schema import SCHEMA_VERSION, open_schema
+from invokit.approvals._standing import StandingRule
 from invokit.approvals._store import (
-    check_rule,
+    already_stored,
     consume_refusal,
-    effective_status,
-    interrupt_expired,
-    interrupt_missing,
-    interrupt_used,
+    interrupt_refusal,
+    new_rule,
     next_allowed,
     resolve_refusal,
     withdraw_refusal,
 )
 from invokit.exceptions import ApprovalNotFound
 
+__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "SqliteApprovalStore"]
+
 T = TypeVar("T")
 
 DEFAULT_FILE = "approvals.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS approvals (
-    id TEXT PRIMARY KEY,
-    tool TEXT NOT NULL,
-    session_id TEXT,
-    status TEXT NOT NULL,
-    request TEXT NOT NULL,
-    decision TEXT,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    resolved_at REAL,
-    consumed_at REAL
-);
-CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
-CREATE INDEX IF NOT EXISTS approvals_call
-    ON approvals (json_extract(request, '$.call.id'), session_id, created_at);
--- find_approved seeks the arguments hash: an asking call reads the rows of its own call, not
--- every approved-but-unused row of the tool. An expression index needs no new column, so a
--- file written before it just gets the index when opened, and older invokit still reads it.
-CREATE INDEX IF NOT EXISTS approvals_bound
-    ON approvals (json_extract(request, '$.arguments_hash'), tool, session_id, status);
-"""
-
-_GRANTS = """
-CREATE TABLE IF NOT EXISTS session_grants (
-    session_id TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    spec_fingerprint TEXT NOT NULL,
-    project TEXT,
-    granted_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS session_grants_key
-    ON session_grants (session_id, tool, spec_fingerprint, project);
-"""
-
-_CALLS = """
-CREATE TABLE IF NOT EXISTS quota_calls (
-    key TEXT NOT NULL,
-    at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS quota_calls_key ON quota_calls (key, at);
-"""
-
-SCHEMA_VERSION = 2
-"""``PRAGMA user_version`` of a file this code wrote: 1 scopes standing rules, 2 gives session
-grants a project."""
-
-_STANDING = """
-CREATE TABLE IF NOT EXISTS standing_rules (
-    id TEXT PRIMARY KEY,
-    rule TEXT NOT NULL,
-    project TEXT,
-    server TEXT NOT NULL DEFAULT '',
-    fingerprint TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    by TEXT,
-    UNIQUE (rule, project, server, fingerprint)
-)
-"""
-_RULE_COLUMNS = "id, rule, project, server, fingerprint, created_at, by"
-
-
-def _migrate(conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
-    """Bring a file to :data:`SCHEMA_VERSION`, once, even with other processes opening it.
-
-    Version 0 (before scopes) kept "approve always" rules in ``always_rules`` with no scope:
-    they move to ``standing_rules`` with no project, where they apply nowhere and are listed as
-    legacy so a person can revoke them (or approve again in a project). Version 1 kept session
-    grants without a project: they keep a ``NULL`` project, which only a store caller without a
-    project matches (an executor always has one).
-    """
-    conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise ValueError(
-                f"the approval store was written by a newer invokit (schema {version}; this one "
-                f"reads up to {SCHEMA_VERSION})"
-            )
-        if version < 1:
-            conn.execute(_STANDING)
-            old = conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'always_rules'"
-            ).fetchone()
-            if old is not None:
-                for rule, added_at in conn.execute(
-                    "SELECT rule, added_at FROM always_rules ORDER BY added_at, rule"
-                ).fetchall():
-                    legacy = StandingRule.new(
-                        rule,
-                        project=None,
-                        server=None,
-                        fingerprint=None,
-                        created_at=added_at if added_at is not None else clock(),
-                        by=None,
-                    )
-                    conn.execute(
-                        f"INSERT INTO standing_rules ({_RULE_COLUMNS}) VALUES (?, ?, NULL, '', '', ?, NULL)",
-                        (legacy.id, legacy.rule, legacy.created_at),
-                    )
-                conn.execute("DROP TABLE always_rules")
-        if version < 2:
-            _grants_with_project(conn)
-        if version < SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _grants_with_project(conn: sqlite3.Connection) -> None:
-    """Version 2: ``session_grants`` gets a ``project`` column (``NULL`` for the grants already
-    there); the table is rebuilt because the old primary key left the project out."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(session_grants)").fetchall()}
-    if "project" in columns:
-        return
-    if columns:
-        conn.execute("ALTER TABLE session_grants RENAME TO session_grants_v1")
-    for statement in _GRANTS.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    if not columns:
-        return  # a new file
-    conn.execute(
-        "INSERT INTO session_grants (session_id, tool, spec_fingerprint, project, granted_at) "
-        "SELECT session_id, tool, spec_fingerprint, NULL, granted_at FROM session_grants_v1"
-    )
-    conn.execute("DROP TABLE session_grants_v1")
 
 
 def _cut(text: str | None) -> str | None:
     """``text`` up to its first NUL: what SQLite's ``json_extract`` returns for it."""
     return None if text is None else text.partition("\x00")[0]
-
-
-def _standing(row: tuple[Any, ...]) -> StandingRule:
-    rule_id, rule, project, server, fingerprint, created_at, by = row
-    return StandingRule(
-        id=rule_id,
-        rule=rule,
-        project=project,
-        server=server or None,
-        fingerprint=fingerprint or None,
-        created_at=created_at,
-        by=by,
-    )
-
-
-_LEASE_INDEX = """
-CREATE INDEX IF NOT EXISTS approvals_lease ON approvals (lease_until)
-    WHERE status = 'pending' AND lease_until IS NOT NULL
-"""
-
-
-def _add_leases(conn: sqlite3.Connection) -> None:
-    """The ``lease_until`` column (:mod:`invokit.approvals._lease`), added to a file written
-    before it: a nullable column, so older invokit still reads the file (and sees no lease)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(approvals)").fetchall()}
-    if "lease_until" not in columns:
-        try:
-            conn.execute("ALTER TABLE approvals ADD COLUMN lease_until REAL")
-        except sqlite3.OperationalError as exc:  # another process added it meanwhile
-            if "duplicate column" not in str(exc):
-                raise
-    conn.execute(_LEASE_INDEX)
-
-
-_INTERRUPTS = """
-CREATE TABLE IF NOT EXISTS interrupts (
-    id TEXT PRIMARY KEY,
-    data TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    taken_at REAL
-);
-"""
 
 
 class SqliteApprovalStore:
@@ -257,12 +84,8 @@ class SqliteApprovalStore:
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.executescript(_SCHEMA)
-        self._conn.executescript(_INTERRUPTS)
-        self._conn.executescript(_CALLS)
         try:
-            _add_leases(self._conn)
-            _migrate(self._conn, clock)
+            open_schema(self._conn, clock)
         except BaseException:
             self._conn.close()
             raise
@@ -280,23 +103,28 @@ class SqliteApprovalStore:
 
     def _record(self, conn: sqlite3.Connection, approval_id: str) -> ApprovalRecord:
         row = conn.execute(
-            "SELECT status, request, decision, resolved_at, consumed_at, expires_at, "
-            "lease_until FROM approvals WHERE id = ?",
-            (approval_id,),
+            f"SELECT {RECORD} FROM approvals WHERE id = ?", (approval_id,)
         ).fetchone()
         if row is None:
             raise ApprovalNotFound(approval_id, "there is no approval with this id")
-        stored, request, decision, resolved_at, consumed_at, expires_at, lease_until = row
-        now = self._clock()
-        status: ApprovalStatus = effective_status(stored, expires_at, now)
-        record = ApprovalRecord(
-            request=ApprovalRequest.from_dict(json.loads(request)),
-            status=status,
-            decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
-            resolved_at=resolved_at,
-            consumed_at=consumed_at,
-        )
-        return lapsed(record, lease_until, now)
+        return core.record(row, self._clock())
+
+    def _change(
+        self,
+        conn: sqlite3.Connection,
+        approval_id: str,
+        now: float,
+        assign: str,
+        guard: str,
+        *values: Any,
+    ) -> tuple[bool, ApprovalRecord]:
+        """``UPDATE ... SET assign WHERE id AND guard`` (``values`` fill ``assign``, ``now``
+        the guard): whether this call changed the row, and the record afterwards."""
+        changed = conn.execute(
+            f"UPDATE approvals SET {assign} WHERE id = ? AND {guard}",
+            (*values, approval_id, *SQLITE.now(guard, now)),
+        ).rowcount
+        return changed == 1, self._record(conn, approval_id)
 
     # -- the store --------------------------------------------------------------------------
 
@@ -310,13 +138,13 @@ class SqliteApprovalStore:
                         request.id,
                         request.tool,
                         request.session_id,
-                        json.dumps(request.to_dict()),
+                        core.request_text(request),
                         request.created_at,
                         request.expires_at,
                     ),
                 )
             except sqlite3.IntegrityError:
-                raise ValueError(f"approval {request.id} is already stored") from None
+                raise already_stored("approval", request.id) from None
 
         await self._run(insert)
 
@@ -324,19 +152,22 @@ class SqliteApprovalStore:
         return await self._run(lambda conn: self._record(conn, approval_id))
 
     async def resolve(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
-        status = "approved" if decision.approved else "denied"
-        stored = json.dumps(decision.to_dict(include_credentials=True))
+        status = core.decided_status(decision)
+        text = core.decision_text(decision, credentials=True)
 
         def update(conn: sqlite3.Connection) -> ApprovalRecord:
             now = self._clock()
-            changed = conn.execute(
-                "UPDATE approvals SET status = ?, decision = ?, resolved_at = ? "
-                "WHERE id = ? AND status = 'pending' AND expires_at > ? "
-                "AND (lease_until IS NULL OR lease_until > ?)",
-                (status, stored, now, approval_id, now, now),
-            ).rowcount
-            record = self._record(conn, approval_id)
-            if changed != 1:
+            changed, record = self._change(
+                conn,
+                approval_id,
+                now,
+                "status = ?, decision = ?, resolved_at = ?",
+                SQLITE.resolvable,
+                status,
+                text,
+                now,
+            )
+            if not changed:
                 raise resolve_refusal(record)
             return record
 
@@ -344,37 +175,40 @@ class SqliteApprovalStore:
 
     async def consume(self, approval_id: str) -> ApprovalRecord:
         def update(conn: sqlite3.Connection) -> ApprovalRecord:
-            now = self._clock()
             # The whole guard is in the WHERE clause: SQLite serializes writers, so exactly
             # one UPDATE sees status 'approved' and changes the row.
-            changed = conn.execute(
-                "UPDATE approvals SET status = 'consumed', consumed_at = ? "
-                "WHERE id = ? AND status = 'approved' AND expires_at > ?",
-                (now, approval_id, now),
-            ).rowcount
-            record = self._record(conn, approval_id)
-            if changed != 1:
+            now = self._clock()
+            changed, record = self._change(
+                conn,
+                approval_id,
+                now,
+                "status = 'consumed', consumed_at = ?",
+                SQLITE.consumable,
+                now,
+            )
+            if not changed:
                 raise consume_refusal(record)
             return record
 
         return await self._run(update)
 
     async def withdraw(self, approval_id: str, decision: ApprovalDecision) -> ApprovalRecord:
-        stored = json.dumps(decision.to_dict(include_credentials=False))
+        text = core.decision_text(decision, credentials=False)
 
         def update(conn: sqlite3.Connection) -> ApprovalRecord:
             # One conditional UPDATE: a consume racing this withdrawal changes the row first
             # (and the call runs) or finds it denied (and nothing runs); never both.
             now = self._clock()
-            # A question whose lease ran out is withdrawn already: that first "no" stays.
-            changed = conn.execute(
-                "UPDATE approvals SET status = 'denied', decision = ?, resolved_at = ? "
-                "WHERE id = ? AND status IN ('pending', 'approved') "
-                "AND NOT (status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ?)",
-                (stored, now, approval_id, now),
-            ).rowcount
-            record = self._record(conn, approval_id)
-            if changed != 1 and record.status == "consumed":
+            changed, record = self._change(
+                conn,
+                approval_id,
+                now,
+                "status = 'denied', decision = ?, resolved_at = ?",
+                SQLITE.withdrawable,
+                text,
+                now,
+            )
+            if not changed and record.status == "consumed":
                 raise withdraw_refusal(record)
             return record
 
@@ -398,32 +232,24 @@ class SqliteApprovalStore:
     async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
         def update(conn: sqlite3.Connection) -> ApprovalRecord:
             now = self._clock()
-            # A lease that ran out is never renewed: once lapsed, the question stays withdrawn.
-            conn.execute(
-                "UPDATE approvals SET lease_until = ? WHERE id = ? AND status = 'pending' "
-                "AND expires_at > ? AND (lease_until IS NULL OR lease_until > ?)",
-                (until, approval_id, now, now),
-            )
-            return self._record(conn, approval_id)
+            return self._change(conn, approval_id, now, "lease_until = ?", SQLITE.waiting, until)[1]
 
         return await self._run(update)
 
     async def withdraw_lapsed(self) -> list[ApprovalRecord]:
         def update(conn: sqlite3.Connection) -> list[ApprovalRecord]:
-            now = self._clock()
             due = conn.execute(
                 "SELECT id, lease_until FROM approvals INDEXED BY approvals_lease "
-                "WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until <= ?",
-                (now,),
+                f"WHERE {SQLITE.lapsed}",
+                SQLITE.now(SQLITE.lapsed, self._clock()),
             ).fetchall()
             changed: list[ApprovalRecord] = []
             for approval_id, until in due:
-                decision = json.dumps(lapse_decision(until).to_dict())
                 # Conditional on the same lease: of the processes sweeping, one records it.
                 if conn.execute(
                     "UPDATE approvals SET status = 'denied', decision = ?, resolved_at = ? "
                     "WHERE id = ? AND status = 'pending' AND lease_until = ?",
-                    (decision, until, approval_id, until),
+                    (core.lapse_text(until), until, approval_id, until),
                 ).rowcount:
                     changed.append(self._record(conn, approval_id))
             return changed
@@ -442,7 +268,7 @@ class SqliteApprovalStore:
                     (interrupt_id, text, self._clock(), expires_at),
                 )
             except sqlite3.IntegrityError:
-                raise ValueError(f"interrupt {interrupt_id} is already stored") from None
+                raise already_stored("interrupt", interrupt_id) from None
 
         await self._run(insert)
 
@@ -457,13 +283,9 @@ class SqliteApprovalStore:
             row = conn.execute(
                 "SELECT data, taken_at FROM interrupts WHERE id = ?", (interrupt_id,)
             ).fetchone()
-            if row is None:
-                raise interrupt_missing(interrupt_id)
-            if changed != 1:
-                raise (
-                    interrupt_used(interrupt_id)
-                    if row[1] is not None
-                    else interrupt_expired(interrupt_id)
+            if row is None or changed != 1:
+                raise interrupt_refusal(
+                    interrupt_id, taken=None if row is None else row[1] is not None
                 )
             data: dict[str, Any] = json.loads(row[0])
             return data
@@ -502,13 +324,11 @@ class SqliteApprovalStore:
 
     async def list_pending(self) -> list[ApprovalRequest]:
         def select(conn: sqlite3.Connection) -> list[ApprovalRequest]:
-            now = self._clock()
             rows = conn.execute(
-                "SELECT request FROM approvals WHERE status = 'pending' AND expires_at > ? "
-                "AND (lease_until IS NULL OR lease_until > ?) ORDER BY created_at, id",
-                (now, now),
+                f"SELECT request FROM approvals WHERE {SQLITE.waiting} ORDER BY created_at, id",
+                SQLITE.now(SQLITE.waiting, self._clock()),
             ).fetchall()
-            return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]
+            return core.requests(rows)
 
         return await self._run(select)
 
@@ -535,11 +355,7 @@ class SqliteApprovalStore:
                 "AND json_extract(request, '$.spec_fingerprint') = ? ORDER BY created_at, id",
                 (tool, session_id, self._clock(), arguments_hash, spec_fingerprint),
             ).fetchall()
-            for row in rows:
-                request = ApprovalRequest.from_dict(json.loads(row[0]))
-                if request.binds(spec_fingerprint, arguments_hash, session_id, project):
-                    return request
-            return None
+            return core.first_bound(rows, spec_fingerprint, arguments_hash, session_id, project)
 
         return await self._run(select)
 
@@ -611,30 +427,22 @@ class SqliteApprovalStore:
         fingerprint: str | None = None,
         by: str | None = None,
     ) -> StandingRule:
-        text = check_rule(rule)
-        check_scope(project, server, fingerprint)
-        record = StandingRule.new(
-            text,
-            project=project,
-            server=server,
-            fingerprint=fingerprint,
-            created_at=self._clock(),
-            by=by,
+        record = new_rule(
+            rule, project=project, server=server, fingerprint=fingerprint, by=by, now=self._clock()
         )
+        key = core.rule_key(record)
 
         def insert(conn: sqlite3.Connection) -> StandingRule:
-            scope = (text, project, server or "", fingerprint or "")
             conn.execute(
-                f"INSERT OR IGNORE INTO standing_rules ({_RULE_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (record.id, *scope, record.created_at, by),
+                f"INSERT OR IGNORE INTO standing_rules ({RULE}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.id, *key, record.created_at, by),
             )
             row = conn.execute(
-                f"SELECT {_RULE_COLUMNS} FROM standing_rules "
+                f"SELECT {RULE} FROM standing_rules "
                 "WHERE rule = ? AND project = ? AND server = ? AND fingerprint = ?",
-                scope,
+                key,
             ).fetchone()
-            return _standing(row)
+            return core.standing(row)
 
         return await self._run(insert)
 
@@ -649,13 +457,13 @@ class SqliteApprovalStore:
                 where = "id = ?"
                 params: tuple[str, ...] = (rule,)
                 found = conn.execute(
-                    f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE {where}", params
+                    f"SELECT {RULE} FROM standing_rules WHERE {where}", params
                 ).fetchall()
                 if not found:
                     where = "rule = ?" if project is None else "rule = ? AND project = ?"
                     params = (rule,) if project is None else (rule, project)
                     found = conn.execute(
-                        f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE {where} "
+                        f"SELECT {RULE} FROM standing_rules WHERE {where} "
                         "ORDER BY created_at, rowid",
                         params,
                     ).fetchall()
@@ -664,7 +472,7 @@ class SqliteApprovalStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            return [_standing(row) for row in found]
+            return [core.standing(row) for row in found]
 
         return await self._run(delete)
 
@@ -672,15 +480,15 @@ class SqliteApprovalStore:
         def select(conn: sqlite3.Connection) -> list[StandingRule]:
             if project is None:
                 rows = conn.execute(
-                    f"SELECT {_RULE_COLUMNS} FROM standing_rules ORDER BY created_at, rowid"
+                    f"SELECT {RULE} FROM standing_rules ORDER BY created_at, rowid"
                 ).fetchall()
             else:
                 rows = conn.execute(
-                    f"SELECT {_RULE_COLUMNS} FROM standing_rules WHERE project = ? "
+                    f"SELECT {RULE} FROM standing_rules WHERE project = ? "
                     "ORDER BY created_at, rowid",
                     (project,),
                 ).fetchall()
-            return [_standing(row) for row in rows]
+            return [core.standing(row) for row in rows]
 
         return await self._run(select)
 

@@ -11,7 +11,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.approvals._standing import StandingRule
+from invokit.approvals._standing import StandingRule, check_scope
 from invokit.exceptions import (
     ApprovalAlreadyUsed,
     ApprovalError,
@@ -198,6 +198,19 @@ def next_allowed(times: list[float], limit: int, window: float | None) -> float:
     return times[len(times) - limit] + window
 
 
+def already_stored(what: str, key: str) -> ValueError:
+    """The error for storing an approval or interrupt (``what``) whose id is taken."""
+    return ValueError(f"{what} {key} is already stored")
+
+
+def interrupt_refusal(interrupt_id: str, *, taken: bool | None) -> ApprovalError:
+    """The error for taking an interrupt that is not there to take: never stored
+    (``taken`` is ``None``), taken already, or else expired."""
+    if taken is None:
+        return interrupt_missing(interrupt_id)
+    return interrupt_used(interrupt_id) if taken else interrupt_expired(interrupt_id)
+
+
 def interrupt_used(interrupt_id: str) -> ApprovalError:
     return ApprovalAlreadyUsed(interrupt_id, "it was resumed already; an interrupt resumes once")
 
@@ -216,3 +229,21 @@ def check_rule(rule: str) -> str:
         return parse_rule(rule, "allow").text
     except RuleSyntaxError as exc:
         raise PolicyError(str(exc), source="approve always") from None
+
+
+def new_rule(
+    rule: str,
+    *,
+    project: str,
+    server: str | None,
+    fingerprint: str | None,
+    by: str | None,
+    now: float,
+) -> StandingRule:
+    """A standing rule to record, its text and scope checked first: what every store's
+    ``add_always_rule`` records unless the same rule and scope is there already."""
+    text = check_rule(rule)
+    check_scope(project, server, fingerprint)
+    return StandingRule.new(
+        text, project=project, server=server, fingerprint=fingerprint, created_at=now, by=by
+    )

@@ -17,21 +17,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from invokit.approvals._lease import lapse_decision, lapsed
-from invokit.approvals._models import (
-    ApprovalDecision,
-    ApprovalRecord,
-    ApprovalRequest,
-    ApprovalStatus,
-)
-from invokit.approvals._standing import StandingRule, check_scope
+from invokit.approvals import _sqlcore as core
+from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
+from invokit.approvals._sqlcore import POSTGRES, RECORD, RULE
+from invokit.approvals._standing import StandingRule
 from invokit.approvals._store import (
-    check_rule,
+    already_stored,
     consume_refusal,
-    effective_status,
-    interrupt_expired,
-    interrupt_missing,
-    interrupt_used,
+    interrupt_refusal,
+    new_rule,
+    next_allowed,
     resolve_refusal,
     withdraw_refusal,
 )
@@ -46,24 +41,6 @@ CHANNEL = "invokit_approvals"
 
 _RECONNECT_PAUSE = 0.1
 """Seconds at least between a lost listening connection and the next one."""
-
-_RECORD = "status, request, decision, resolved_at, consumed_at, expires_at, lease_until"
-_LIVE = "(lease_until IS NULL OR lease_until > %s)"
-"""A condition: the approval's lease (if it has one) has not run out."""
-_RULE = "id, rule, project, server, fingerprint, created_at, by"
-
-
-def _standing(row: tuple[Any, ...]) -> StandingRule:
-    rule_id, rule, project, server, fingerprint, created_at, by = row
-    return StandingRule(
-        id=loaded(rule_id),
-        rule=loaded(rule),
-        project=loaded(project),
-        server=loaded(server) or None,
-        fingerprint=loaded(fingerprint) or None,
-        created_at=created_at,
-        by=loaded(by),
-    )
 
 
 def decision_event(
@@ -132,17 +109,7 @@ class PostgresApprovalStore:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _record(self, row: tuple[Any, ...]) -> ApprovalRecord:
-        stored, request, decision, resolved_at, consumed_at, expires_at, lease_until = row
-        now = self._clock()
-        status: ApprovalStatus = effective_status(stored, expires_at, now)
-        record = ApprovalRecord(
-            request=ApprovalRequest.from_dict(json.loads(request)),
-            status=status,
-            decision=None if decision is None else ApprovalDecision.from_dict(json.loads(decision)),
-            resolved_at=resolved_at,
-            consumed_at=consumed_at,
-        )
-        return lapsed(record, lease_until, now)
+        return core.record(row, self._clock())
 
     async def _decided(
         self, conn: Any, row: tuple[Any, ...], audit: Event | None, at: float
@@ -174,13 +141,13 @@ class PostgresApprovalStore:
                     stored(request.project),
                     stored(request.spec_fingerprint),
                     stored(request.arguments_hash),
-                    json.dumps(request.to_dict()),
+                    core.request_text(request),
                     request.created_at,
                     request.expires_at,
                 ),
             )
             if cursor.rowcount != 1:
-                raise ValueError(f"approval {request.id} is already stored")
+                raise already_stored("approval", request.id)
 
     async def get(self, approval_id: str) -> ApprovalRecord:
         async with self._db.connection() as conn:
@@ -188,7 +155,7 @@ class PostgresApprovalStore:
 
     async def _get(self, conn: Any, approval_id: str) -> ApprovalRecord:
         cursor = await conn.execute(
-            f"SELECT {_RECORD} FROM invokit_approvals WHERE id = %s", (stored(approval_id),)
+            f"SELECT {RECORD} FROM invokit_approvals WHERE id = %s", (stored(approval_id),)
         )
         row = await cursor.fetchone()
         if row is None:
@@ -200,16 +167,21 @@ class PostgresApprovalStore:
     ) -> ApprovalRecord:
         """Pending becomes approved or denied; anything else raises. The ``approval_resolved``
         record (``audit``, else one the store makes) is written in the same transaction."""
-        status = "approved" if decision.approved else "denied"
-        decided = json.dumps(decision.to_dict(include_credentials=True))
+        status = core.decided_status(decision)
+        decided = core.decision_text(decision, credentials=True)
         now = self._clock()
         async with self._db.connection() as conn:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "UPDATE invokit_approvals SET status = %s, decision = %s, resolved_at = %s "
-                    f"WHERE id = %s AND status = 'pending' AND expires_at > %s AND {_LIVE} "
-                    f"RETURNING {_RECORD}",
-                    (status, decided, now, stored(approval_id), now, now),
+                    f"WHERE id = %s AND {POSTGRES.resolvable} RETURNING {RECORD}",
+                    (
+                        status,
+                        decided,
+                        now,
+                        stored(approval_id),
+                        *POSTGRES.now(POSTGRES.resolvable, now),
+                    ),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -224,9 +196,8 @@ class PostgresApprovalStore:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "UPDATE invokit_approvals SET status = 'consumed', consumed_at = %s "
-                    "WHERE id = %s AND status = 'approved' AND expires_at > %s "
-                    f"RETURNING {_RECORD}",
-                    (now, stored(approval_id), now),
+                    f"WHERE id = %s AND {POSTGRES.consumable} RETURNING {RECORD}",
+                    (now, stored(approval_id), *POSTGRES.now(POSTGRES.consumable, now)),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -240,16 +211,16 @@ class PostgresApprovalStore:
     ) -> ApprovalRecord:
         """Pending or approved (unused) becomes denied, with its audit record, atomically; a
         denied record stays; :class:`ApprovalAlreadyUsed` when the call already ran."""
-        decided = json.dumps(decision.to_dict(include_credentials=False))
+        decided = core.decision_text(decision, credentials=False)
         now = self._clock()
         async with self._db.connection() as conn:
             async with conn.transaction():
                 cursor = await conn.execute(
                     # A question whose lease ran out is withdrawn already: that "no" stays.
                     "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
-                    "resolved_at = %s WHERE id = %s AND (status = 'approved' OR "
-                    f"(status = 'pending' AND {_LIVE})) RETURNING {_RECORD}",
-                    (decided, now, stored(approval_id), now),
+                    f"resolved_at = %s WHERE id = %s AND {POSTGRES.withdrawable} "
+                    f"RETURNING {RECORD}",
+                    (decided, now, stored(approval_id), *POSTGRES.now(POSTGRES.withdrawable, now)),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -339,9 +310,9 @@ class PostgresApprovalStore:
         now = self._clock()
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                "UPDATE invokit_approvals SET lease_until = %s WHERE id = %s "
-                f"AND status = 'pending' AND expires_at > %s AND {_LIVE} RETURNING {_RECORD}",
-                (until, stored(approval_id), now, now),
+                f"UPDATE invokit_approvals SET lease_until = %s WHERE id = %s "
+                f"AND {POSTGRES.waiting} RETURNING {RECORD}",
+                (until, stored(approval_id), *POSTGRES.now(POSTGRES.waiting, now)),
             )
             row = await cursor.fetchone()
             if row is not None:
@@ -357,17 +328,17 @@ class PostgresApprovalStore:
         changed: list[ApprovalRecord] = []
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                "SELECT id, lease_until FROM invokit_approvals WHERE status = 'pending' "
-                "AND lease_until IS NOT NULL AND lease_until <= %s ORDER BY lease_until",
-                (now,),
+                f"SELECT id, lease_until FROM invokit_approvals WHERE {POSTGRES.lapsed} "
+                "ORDER BY lease_until",
+                POSTGRES.now(POSTGRES.lapsed, now),
             )
             for approval_id, until in await cursor.fetchall():
-                decision = json.dumps(lapse_decision(until).to_dict())
+                decision = core.lapse_text(until)
                 async with conn.transaction():
                     cursor = await conn.execute(
                         "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
                         "resolved_at = %s WHERE id = %s AND status = 'pending' "
-                        f"AND lease_until = %s RETURNING {_RECORD}",
+                        f"AND lease_until = %s RETURNING {RECORD}",
                         (decision, until, approval_id, until),
                     )
                     row = await cursor.fetchone()
@@ -385,7 +356,7 @@ class PostgresApprovalStore:
                 (stored(interrupt_id), json.dumps(data), self._clock(), expires_at),
             )
             if cursor.rowcount != 1:
-                raise ValueError(f"interrupt {interrupt_id} is already stored")
+                raise already_stored("interrupt", interrupt_id)
 
     async def take_interrupt(self, interrupt_id: str) -> dict[str, Any]:
         now = self._clock()
@@ -403,21 +374,17 @@ class PostgresApprovalStore:
                 "SELECT taken_at FROM invokit_interrupts WHERE id = %s", (stored(interrupt_id),)
             )
             found = await cursor.fetchone()
-        if found is None:
-            raise interrupt_missing(interrupt_id)
-        if found[0] is not None:
-            raise interrupt_used(interrupt_id)
-        raise interrupt_expired(interrupt_id)
+        raise interrupt_refusal(interrupt_id, taken=None if found is None else found[0] is not None)
 
     async def list_pending(self) -> list[ApprovalRequest]:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                "SELECT request FROM invokit_approvals WHERE status = 'pending' "
-                f"AND expires_at > %s AND {_LIVE} ORDER BY created_at, id",
-                (self._clock(), self._clock()),
+                f"SELECT request FROM invokit_approvals WHERE {POSTGRES.waiting} "
+                "ORDER BY created_at, id",
+                POSTGRES.now(POSTGRES.waiting, self._clock()),
             )
             rows = await cursor.fetchall()
-        return [ApprovalRequest.from_dict(json.loads(row[0])) for row in rows]
+        return core.requests(rows)
 
     async def find_approved(
         self,
@@ -444,11 +411,7 @@ class PostgresApprovalStore:
                 ),
             )
             rows = await cursor.fetchall()
-        for row in rows:
-            request = ApprovalRequest.from_dict(json.loads(row[0]))
-            if request.binds(spec_fingerprint, arguments_hash, session_id, project):
-                return request
-        return None
+        return core.first_bound(rows, spec_fingerprint, arguments_hash, session_id, project)
 
     async def find_by_call(
         self, call_id: str, *, session_id: str | None, project: str | None
@@ -457,7 +420,7 @@ class PostgresApprovalStore:
         status (``None`` when there is none)."""
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {_RECORD} FROM invokit_approvals WHERE call_id = %s "
+                f"SELECT {RECORD} FROM invokit_approvals WHERE call_id = %s "
                 "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
                 "ORDER BY created_at DESC, seq DESC LIMIT 1",
                 (stored(call_id), stored(session_id), stored(project)),
@@ -482,24 +445,15 @@ class PostgresApprovalStore:
                     (key, now - window),
                 )
             cursor = await conn.execute(
-                "SELECT count(*) FROM invokit_quota_calls WHERE key = %s", (key,)
+                "SELECT at FROM invokit_quota_calls WHERE key = %s ORDER BY at", (key,)
             )
-            row = await cursor.fetchone()
-            count = 0 if row is None else int(row[0])
-            if count < limit:
+            times = [float(row[0]) for row in await cursor.fetchall()]
+            if len(times) < limit:
                 await conn.execute(
                     "INSERT INTO invokit_quota_calls (key, at) VALUES (%s, %s)", (key, now)
                 )
                 return None
-            if window is None or limit <= 0:
-                return math.inf
-            # The call that frees a place is the (count - limit + 1)-th oldest in the window.
-            cursor = await conn.execute(
-                "SELECT at FROM invokit_quota_calls WHERE key = %s ORDER BY at OFFSET %s LIMIT 1",
-                (key, count - limit),
-            )
-            oldest = await cursor.fetchone()
-            return math.inf if oldest is None else float(oldest[0]) + window
+            return next_allowed(times, limit, window)
 
     async def grant_session(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
@@ -544,30 +498,23 @@ class PostgresApprovalStore:
         fingerprint: str | None = None,
         by: str | None = None,
     ) -> StandingRule:
-        text = check_rule(rule)
-        check_scope(project, server, fingerprint)
-        record = StandingRule.new(
-            text,
-            project=project,
-            server=server,
-            fingerprint=fingerprint,
-            created_at=self._clock(),
-            by=by,
+        record = new_rule(
+            rule, project=project, server=server, fingerprint=fingerprint, by=by, now=self._clock()
         )
-        scope = (stored(text), stored(project), stored(server or ""), stored(fingerprint or ""))
+        scope = tuple(stored(text) for text in core.rule_key(record))
         async with self._db.connection() as conn:
             await conn.execute(
-                f"INSERT INTO invokit_standing_rules ({_RULE}) "
+                f"INSERT INTO invokit_standing_rules ({RULE}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 (record.id, *scope, record.created_at, stored(by)),
             )
             cursor = await conn.execute(
-                f"SELECT {_RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
+                f"SELECT {RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
                 "AND server = %s AND fingerprint = %s",
                 scope,
             )
             row = await cursor.fetchone()
-        return _standing(row)
+        return core.standing(row, loaded)
 
     async def remove_always_rule(
         self, rule: str, *, project: str | None = None
@@ -576,29 +523,29 @@ class PostgresApprovalStore:
         ``project`` only, when given); one transaction."""
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(
-                f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {_RULE}, seq",
+                f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {RULE}, seq",
                 (stored(rule),),
             )
             rows = await cursor.fetchall()
             if not rows:
                 cursor = await conn.execute(
                     "DELETE FROM invokit_standing_rules WHERE rule = %s "
-                    f"AND (%s::text IS NULL OR project = %s) RETURNING {_RULE}, seq",
+                    f"AND (%s::text IS NULL OR project = %s) RETURNING {RULE}, seq",
                     (stored(rule), stored(project), stored(project)),
                 )
                 rows = await cursor.fetchall()
         rows.sort(key=lambda row: (row[5], row[7]))
-        return [_standing(row[:7]) for row in rows]
+        return [core.standing(row[:7], loaded) for row in rows]
 
     async def always_rules(self, project: str | None = None) -> list[StandingRule]:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {_RULE} FROM invokit_standing_rules "
+                f"SELECT {RULE} FROM invokit_standing_rules "
                 "WHERE %s::text IS NULL OR project = %s ORDER BY created_at, seq",
                 (stored(project), stored(project)),
             )
             rows = await cursor.fetchall()
-        return [_standing(row) for row in rows]
+        return [core.standing(row, loaded) for row in rows]
 
     async def close(self) -> None:
         """Stop listening and close the pool; a later call opens them again."""

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import anyio
 import pytest
 
-from invokit.approvals import ApprovalDecision, ApprovalStore, SqliteApprovalStore
+from invokit.approvals import ApprovalDecision, ApprovalStore
 from invokit.exceptions import ApprovalNotFound
 
-from .helpers import Clock, make_request
+from ..helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
 
@@ -111,12 +110,12 @@ async def test_many_waiters_on_many_requests(store: ApprovalStore, clock: Clock)
     assert [results[r.id] for r in requests] == ["approved"] * 4 + ["pending"]
 
 
-async def test_sqlite_sees_a_decision_of_another_connection(tmp_path: Path, clock: Clock) -> None:
-    """SQLite polls: a decision through another store on the same file (another process's
-    connection) ends the wait within a few polling intervals."""
-    path = tmp_path / "approvals.sqlite3"
-    waiting = SqliteApprovalStore(path, clock=clock, poll_interval=0.02)
-    deciding = SqliteApprovalStore(path, clock=clock)
+async def test_a_decision_of_another_connection_wakes_the_waiter(
+    twins: tuple[ApprovalStore, ApprovalStore], clock: Clock
+) -> None:
+    """A decision through another store on the same database (another process's connection)
+    ends the wait: SQLite sees it by polling, PostgreSQL is told by ``NOTIFY``."""
+    waiting, deciding = twins
     request = make_request(clock)
     await deciding.put(request)
     woken: list[str] = []
@@ -131,5 +130,3 @@ async def test_sqlite_sees_a_decision_of_another_connection(tmp_path: Path, cloc
             await anyio.sleep(0.1)
             await deciding.resolve(request.id, ApprovalDecision.approve())
     assert woken == ["approved"]
-    await waiting.close()
-    await deciding.close()

@@ -8,7 +8,7 @@ from invokit._calls import ToolCall
 from invokit.approvals import ApprovalRequest, ApprovalStore
 from invokit.permissions import Decision, FileWrite
 
-from .helpers import SPEC, Clock
+from ..helpers import SPEC, Clock
 
 pytestmark = pytest.mark.anyio
 

@@ -1,13 +1,11 @@
-"""Both stores: a "no" withdraws an unused "yes" atomically; interrupts are taken once."""
+"""Every store: a "no" withdraws an unused "yes" atomically; interrupts are taken once."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import anyio
 import pytest
 
-from invokit.approvals import ApprovalDecision, ApprovalStore, SqliteApprovalStore
+from invokit.approvals import ApprovalDecision, ApprovalStore
 from invokit.exceptions import (
     ApprovalAlreadyUsed,
     ApprovalError,
@@ -15,7 +13,7 @@ from invokit.exceptions import (
     ApprovalNotFound,
 )
 
-from .helpers import Clock, make_request
+from ..helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
 
@@ -101,20 +99,18 @@ async def test_withdraw_and_consume_race_one_wins(store: ApprovalStore, clock: C
         assert status == ("consumed" if won == ["consume"] else "denied")
 
 
-async def test_withdraw_wins_across_connections(tmp_path: Path, clock: Clock) -> None:
-    """Two SQLite connections (two processes' stores): after one withdraws, the other's
-    consume finds the request denied."""
-    path = tmp_path / "approvals.sqlite3"
-    one = SqliteApprovalStore(path, clock=clock)
-    two = SqliteApprovalStore(path, clock=clock)
+async def test_withdraw_wins_across_connections(
+    twins: tuple[ApprovalStore, ApprovalStore], clock: Clock
+) -> None:
+    """Two connections to one database (two processes' stores): after one withdraws, the
+    other's consume finds the request denied."""
+    one, two = twins
     request = make_request(clock)
     await one.put(request)
     await one.resolve(request.id, ApprovalDecision.approve(by="cli"))
     await two.withdraw(request.id, NO)
     with pytest.raises(ApprovalError):
         await one.consume(request.id)
-    await one.close()
-    await two.close()
 
 
 async def test_interrupt_is_taken_once(store: ApprovalStore, clock: Clock) -> None:

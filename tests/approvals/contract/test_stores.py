@@ -1,4 +1,4 @@
-"""Both approval stores: the life of an approval, expiry, single use, grants and rules."""
+"""Every approval store: the life of an approval, expiry, single use, grants and rules."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from invokit.exceptions import (
     PolicyError,
 )
 
-from .helpers import Clock, make_request
+from ..helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
 

@@ -1,34 +1,23 @@
-"""Every store: the approval of a call found by its id, and quotas counted atomically.
-
-``find_by_call`` and ``count_call`` are implemented for memory and SQLite on sibling branches;
-a store without them yet is skipped, so after the merge the suite covers all three.
-"""
+"""Every store: the approval of a call found by its id, and quotas counted atomically."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from invokit.approvals import ApprovalDecision, ApprovalStore
 
-from .helpers import Clock, make_request
+from ..helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
-
-
-def _having(store: ApprovalStore, method: str) -> Any:
-    if not hasattr(store, method):
-        pytest.skip(f"{type(store).__name__} has no {method} on this branch")
-    return store
 
 
 async def test_find_by_call_is_the_newest_of_the_call(store: ApprovalStore, clock: Clock) -> None:
     """The newest approval for a call id in the session and project is found, in any status;
     another session, project or call id never finds it."""
-    found_by = _having(store, "find_by_call").find_by_call
+    found_by = store.find_by_call
     first = replace(make_request(clock), project="/p")
     clock.now += 1
     second = replace(make_request(clock, path="src/b.py"), project="/p")
@@ -51,7 +40,7 @@ async def test_find_by_call_is_the_newest_of_the_call(store: ApprovalStore, cloc
 async def test_count_call_ever_or_within_a_window(store: ApprovalStore) -> None:
     """Without a window a key allows ``limit`` calls ever (then never: inf); with one, the
     next call is allowed when the oldest leaves it; keys are counted apart."""
-    count = _having(store, "count_call").count_call
+    count = store.count_call
     assert await count("ever", limit=2, window=None, now=100.0) is None
     assert await count("ever", limit=2, window=None, now=101.0) is None
     assert await count("ever", limit=2, window=None, now=5000.0) == math.inf
