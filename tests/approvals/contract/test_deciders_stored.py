@@ -9,7 +9,7 @@ import pytest
 from invokit.approvals import ApprovalDecision, ApprovalStore
 from invokit.permissions import Deciders, Person
 
-from .helpers import Clock, make_request
+from ..helpers import Clock, make_request
 
 pytestmark = pytest.mark.anyio
 
