@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import anyio
 import typer
@@ -492,6 +492,8 @@ class _Server:
                             )
                         )
 
+            inbox = self._inbox(executor)
+
             def serving(url: str) -> None:
                 ready(url)
                 _settle_heap()
@@ -508,4 +510,34 @@ class _Server:
                 token=self.token,
                 approval_wait=self.approval_wait,
                 auth=self.auth,
+                inbox=inbox,
             )
+
+    def _inbox(self, executor: Any) -> Any:
+        """What makes the inbox page (``/inbox``) over HTTP, when people can sign in to it:
+        with the serve token, or OpenID Connect at the issuer of ``[serve.auth]``."""
+        if self.transport != "http" or (self.token is None and self.auth is None):
+            return None
+        from invokit.inbox import InboxSettings, inbox_app
+
+        def make(hosts: Sequence[str], origins: Sequence[str]) -> Any:
+            oidc = None
+            if self.auth is not None:
+                from invokit.inbox._oidc import sign_in
+
+                oidc = sign_in(self.setup.config.serve.auth, origins)
+                if oidc is None:
+                    return None
+            return inbox_app(
+                InboxSettings(
+                    store=executor.approvals,
+                    state=self.setup.state,
+                    hosts=hosts,
+                    origins=origins,
+                    token=self.token,
+                    oidc=oidc,
+                    root=self.setup.config.root,
+                )
+            )
+
+        return make

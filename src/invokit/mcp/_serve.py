@@ -31,6 +31,7 @@ async def serve(
     page_size: int = DEFAULT_PAGE_SIZE,
     approval_wait: float = 0.0,
     auth: OAuthConfig | None = None,
+    inbox: Callable[[Sequence[str], Sequence[str]], Any] | None = None,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -60,6 +61,9 @@ async def serve(
         auth: over HTTP, serve as an OAuth 2.1 resource server instead of with ``token``:
             every request needs an access token from ``auth.issuer`` for this server, and
             the caller's issuer and subject scope its approvals, grants and audit records.
+        inbox: over HTTP, makes the ASGI app served under ``/inbox`` (the approval inbox,
+            which signs its people in itself) from the ``Host`` values and origins the
+            server answers to.
     """
     if auth is not None and token is not None:
         raise ValueError("give a token or auth, not both")
@@ -81,7 +85,7 @@ async def serve(
         return
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-    await _serve_http(server, host, port, tuple(allowed_origins), ready, token, auth, name)
+    await _serve_http(server, host, port, tuple(allowed_origins), ready, token, auth, name, inbox)
 
 
 def security_settings(host: str, port: int, allowed_origins: Sequence[str] = ()) -> Any:
@@ -126,6 +130,7 @@ async def _serve_http(
     token: str | None = None,
     auth: OAuthConfig | None = None,
     name: str = "invokit",
+    inbox: Callable[[Sequence[str], Sequence[str]], Any] | None = None,
 ) -> None:
     import uvicorn
 
@@ -135,7 +140,8 @@ async def _serve_http(
     family = sock.family
     bound = sock.getsockname()[1]
     app: Any
-    app, sessions = http_app(server, security=security_settings(host, bound, allowed_origins))
+    security = security_settings(host, bound, allowed_origins)
+    app, sessions = http_app(server, security=security)
     shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host
     url = f"http://{shown}:{bound}/mcp"
     if token is not None:
@@ -146,6 +152,13 @@ async def _serve_http(
         from invokit.mcp._resource_server import ResourceServerGate
 
         app = ResourceServerGate(app, auth, resource=auth.audience or url, name=name)
+    if inbox is not None:
+        from invokit.inbox import WithInbox
+
+        # In front of the gate: the inbox signs people in with cookies, not bearer tokens.
+        page = inbox(security.allowed_hosts, security.allowed_origins)
+        if page is not None:
+            app = WithInbox(app, page)
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
     )
