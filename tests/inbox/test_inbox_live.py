@@ -1,0 +1,119 @@
+"""The inbox live: server-sent events when a question arrives or goes, and ``invokit inbox``
+on its own beside a server that shares its state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from tests.cli.conftest import invokit_bin, subprocess_env
+from tests.inbox.support import ask, ask_once, csrf_of, mcp, served, signed_in, token_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def _next_change(lines: object) -> list[str]:
+    """The ids a ``changed`` event carries (the person's pending questions now)."""
+    event = None
+    async for line in lines:  # type: ignore[attr-defined]
+        if line.startswith("event:"):
+            event = line.partition(":")[2].strip()
+        elif line.startswith("data:") and event == "changed":
+            ids: list[str] = json.loads(line.partition(":")[2])
+            return ids
+    raise AssertionError("the event stream ended")
+
+
+async def test_new_and_answered_questions_arrive_as_events(tmp_path: Path) -> None:
+    """The event stream says so when a question arrives and when it is answered elsewhere
+    (`invokit approvals deny` in another process)."""
+    with served(tmp_path) as (url, origin, _, state):
+        client = await signed_in(origin, token_of(url))
+        try:
+            async with client.stream("GET", "/inbox/events") as events:
+                assert events.status_code == 200
+                assert events.headers["content-type"].startswith("text/event-stream")
+                lines = events.aiter_lines()
+                with anyio.fail_after(30):
+                    approval_id = await ask_once(url, "fs.write", {"path": "a", "content": "1"})
+                    assert approval_id in await _next_change(lines)
+                    denied = await anyio.run_process(
+                        [invokit_bin(), "approvals", "deny", approval_id],
+                        env=subprocess_env(state),
+                    )
+                    assert denied.returncode == 0
+                    assert approval_id not in await _next_change(lines)
+            fragment = await client.get("/inbox/fragment")
+            assert approval_id not in fragment.text
+        finally:
+            await client.aclose()
+
+
+async def test_events_need_a_session(tmp_path: Path) -> None:
+    with served(tmp_path) as (_, origin, _, _):
+        async with httpx.AsyncClient(base_url=origin, timeout=30) as anonymous:
+            assert (await anonymous.get("/inbox/events")).status_code == 401
+
+
+@contextmanager
+def inbox_process(root: Path, state: Path) -> Iterator[str]:
+    """``invokit inbox --port 0 --json`` in ``root``; yields its URL."""
+    log = root.parent / "inbox.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [invokit_bin(), "inbox", "--port", "0", "--json"],
+            cwd=root,
+            env=subprocess_env(state),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                for line in log.read_text().splitlines():
+                    if line.startswith("{"):
+                        yield str(json.loads(line)["url"])
+                        return
+                assert process.poll() is None, log.read_text()
+                time.sleep(0.1)
+            raise AssertionError("invokit inbox did not start: " + log.read_text())
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def test_inbox_on_its_own_answers_a_servers_question(tmp_path: Path) -> None:
+    """`invokit inbox` on the server's state shows the server's question; approved there,
+    the server's retry runs."""
+    with served(tmp_path) as (url, _, root, state), inbox_process(root, state) as page:
+        origin = page.removesuffix("/inbox")
+        client = await signed_in(origin, token_of(url))
+        try:
+            arguments = {"path": "from-inbox.txt", "content": "ok"}
+            async with mcp(url) as session:
+                approval_id = await ask(session, "fs.write", arguments)
+                text = (await client.get("/inbox")).text
+                assert f'id="q-{approval_id}"' in text
+                done = await client.post(
+                    "/inbox/decide",
+                    data={"csrf": csrf_of(text), "id": approval_id, "action": "once"},
+                    headers={"Origin": origin},
+                )
+                assert done.status_code == 200, done.text
+                ran = await session.call_tool("fs.write", arguments)
+            assert ran.is_error is False
+            assert (root / "from-inbox.txt").read_text() == "ok"
+        finally:
+            await client.aclose()
