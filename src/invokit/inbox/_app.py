@@ -35,7 +35,8 @@ SECURITY_HEADERS = {
     "base-uri 'none'; object-src 'none'",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with the page's own forms.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 STATIC = {"inbox.js": "text/javascript", "inbox.css": "text/css"}
