@@ -3,13 +3,20 @@
 A real HTTP server (a thread) with real keys made by ``cryptography``: discovery at
 ``/.well-known/openid-configuration``, its key set at ``/jwks`` and a token endpoint at
 ``/token`` that signs an access token for the subject, audience (``resource``, RFC 8707),
-scopes and lifetime a test asks for. It can rotate its signing key, and counts how often its
+scopes and lifetime a test asks for. As an OpenID Connect provider it has an authorization
+endpoint, ``/authorize``: a sign-in form (a user name, no password) that redirects back with
+a code, which ``/token`` exchanges (``authorization_code``, PKCE ``S256`` required) for an ID
+token for the client. It can rotate its signing key, and counts how often its
 key set is fetched.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import json
+import secrets
 import threading
 import time
 import uuid
@@ -18,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import jwt
@@ -59,6 +66,8 @@ class Issuer:
         """The ``issuer`` its metadata names, when a test makes it name another one."""
         self.extra_keys: list[dict[str, Any]] = []
         """More JWKs published beside the signing keys."""
+        self.codes: dict[str, dict[str, str]] = {}
+        """Authorization codes not yet exchanged, with what they were issued for."""
         self._lock = threading.Lock()
 
     @property
@@ -135,8 +144,85 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _form(self) -> dict[str, str]:
+            length = int(self.headers.get("content-length") or 0)
+            return {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+
+        def _sign_in_page(self) -> None:
+            """The provider's sign-in form; the request's parameters travel on as fields."""
+            query = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            fields = "".join(
+                f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+                for k, v in query.items()
+            )
+            body = (
+                "<!doctype html><title>Test provider</title><h1>Sign in</h1>"
+                f'<form method="post" action="/authorize">{fields}'
+                '<input name="username" id="username"> <button id="login">Sign in</button>'
+                "</form>"
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _authorize(self) -> None:
+            """The form posted: a code for the user, back to the client's redirect URI."""
+            form = self._form()
+            if form.get("response_type") != "code" or form.get("code_challenge_method") != "S256":
+                self._json(400, {"error": "invalid_request"})
+                return
+            code = secrets.token_urlsafe(16)
+            with issuer._lock:
+                issuer.codes[code] = {
+                    "sub": form.get("username", ""),
+                    "client_id": form.get("client_id", ""),
+                    "redirect_uri": form.get("redirect_uri", ""),
+                    "challenge": form.get("code_challenge", ""),
+                    "nonce": form.get("nonce", ""),
+                }
+            target = (
+                form["redirect_uri"]
+                + "?"
+                + urlencode({"code": code, "state": form.get("state", "")})
+            )
+            self.send_response(302)
+            self.send_header("location", target)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def _exchange(self, form: dict[str, str]) -> None:
+            """``authorization_code``: the ID token for a code, once, with its PKCE verifier."""
+            with issuer._lock:
+                grant = issuer.codes.pop(form.get("code", ""), None)
+            verifier = form.get("code_verifier", "").encode()
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=")
+            if (
+                grant is None
+                or grant["client_id"] != form.get("client_id")
+                or grant["redirect_uri"] != form.get("redirect_uri")
+                or challenge.decode() != grant["challenge"]
+            ):
+                self._json(400, {"error": "invalid_grant"})
+                return
+            claims = issuer.claims(grant["sub"], grant["client_id"])
+            if grant["nonce"]:
+                claims["nonce"] = grant["nonce"]
+            self._json(
+                200,
+                {
+                    "id_token": issuer.current.sign(claims),
+                    "access_token": issuer.current.sign(claims),
+                    "token_type": "Bearer",
+                    "expires_in": 300,
+                },
+            )
+
         def do_GET(self) -> None:
-            if self.path == "/.well-known/openid-configuration":
+            if self.path.startswith("/authorize?"):
+                self._sign_in_page()
+            elif self.path == "/.well-known/openid-configuration":
                 self._json(200, issuer.document())
             elif self.path == "/jwks":
                 self._json(200, issuer.jwks())
@@ -144,11 +230,16 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": "not_found"})
 
         def do_POST(self) -> None:
+            if self.path == "/authorize":
+                self._authorize()
+                return
             if self.path != "/token":
                 self._json(404, {"error": "not_found"})
                 return
-            length = int(self.headers.get("content-length") or 0)
-            form = {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            form = self._form()
+            if form.get("grant_type") == "authorization_code":
+                self._exchange(form)
+                return
             if form.get("grant_type") != "client_credentials" or not form.get("sub"):
                 self._json(400, {"error": "invalid_request"})
                 return

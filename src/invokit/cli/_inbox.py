@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
                 "--token",
                 envvar="INVOKIT_TOKEN",
                 help="The token people sign in with (default: the project's kept token, "
-                "the one `invokit serve` uses).",
+                "the one `invokit serve` uses; with [serve.auth], OpenID Connect instead).",
             ),
         ] = None,
         as_json: Annotated[
@@ -52,20 +52,24 @@ def register(app: typer.Typer) -> None:
                 fail("--port must be from 0 to 65535", USAGE, as_json=as_json)
             setup = prepare(options(config, root, None, None, state))
             check_reachable(setup.state)
-            if setup.config.serve.auth is not None:
+            auth = setup.config.serve.auth
+            if auth is not None and not auth.inbox_client_id:
                 fail(
-                    "the inbox's OpenID Connect sign-in ([serve.auth]) is not built yet",
+                    "with [serve.auth] people sign in to the inbox by OpenID Connect: set "
+                    "[serve.auth] inbox_client_id to the inbox's client id at the issuer",
                     USAGE,
                     as_json=as_json,
                 )
-            if token is None:
+            if auth is not None:
+                token = None
+            elif token is None:
                 from invokit.cli._tokens import kept_token
 
                 token, _ = kept_token(setup)
             anyio.run(_run, setup, host, port, token, as_json)
 
 
-async def _run(setup: Any, host: str, port: int, token: str, as_json: bool) -> None:
+async def _run(setup: Any, host: str, port: int, token: str | None, as_json: bool) -> None:
     import uvicorn
 
     from invokit.cli._approvals import _open
@@ -76,6 +80,11 @@ async def _run(setup: Any, host: str, port: int, token: str, as_json: bool) -> N
     bound = sock.getsockname()[1]
     security = security_settings(host, bound)
     store = _open(setup.state)
+    oidc = None
+    if setup.config.serve.auth is not None:
+        from invokit.inbox._oidc import sign_in
+
+        oidc = sign_in(setup.config.serve.auth, security.allowed_origins)
     page = inbox_app(
         InboxSettings(
             store=store,
@@ -83,6 +92,7 @@ async def _run(setup: Any, host: str, port: int, token: str, as_json: bool) -> N
             hosts=security.allowed_hosts,
             origins=security.allowed_origins,
             token=token,
+            oidc=oidc,
             root=setup.config.root,
         )
     )
@@ -105,7 +115,8 @@ async def _run(setup: Any, host: str, port: int, token: str, as_json: bool) -> N
             if as_json:
                 print(json.dumps({"event": "ready", "url": url}), flush=True)
             else:
-                print(f"The inbox is at {url} (sign in with the project's token)", flush=True)
+                how = "the issuer" if oidc is not None else "the project's token"
+                print(f"The inbox is at {url} (sign in with {how})", flush=True)
                 sys.stdout.flush()
     finally:
         sock.close()

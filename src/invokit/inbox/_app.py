@@ -294,15 +294,22 @@ class _Inbox:
     async def login(self, request: Request) -> Response:
         oidc = self.settings.oidc
         assert oidc is not None
-        return await oidc.login(request)  # type: ignore[no-any-return]
+        if not self._host_ok(request):
+            return _misdirected()
+        response: Response = await oidc.login(request, self.signer)
+        return response
 
     async def callback(self, request: Request) -> Response:
         oidc = self.settings.oidc
         assert oidc is not None
-        who = await oidc.callback(request)
+        if not self._host_ok(request):
+            return _misdirected()
+        who = await oidc.callback(request, self.signer)
         if isinstance(who, Response):
             return who
-        return self._signed_in(RedirectResponse("/inbox", 303), self.signer.new(who), request)
+        response = self._signed_in(_html(_render.signed_in()), self.signer.new(who), request)
+        response.delete_cookie("invokit_inbox_login", path="/inbox")
+        return response
 
 
 def _gone(record: ApprovalRecord) -> str:

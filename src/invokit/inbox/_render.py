@@ -34,8 +34,10 @@ def page(title: str, body: str, *, notice: str | None = None, kind: str = "info"
     )
 
 
-def signin(*, issuer: str | None, notice: str | None = None) -> str:
-    if issuer is not None:
+def signin(*, issuer: str | None, notice: str | None = None, form: bool = True) -> str:
+    if not form:
+        body = f'<h1>invokit inbox</h1><p><a href="{BASE}">Back to the inbox</a></p>'
+    elif issuer is not None:
         body = (
             "<h1>invokit inbox</h1>"
             f"<p>Sign in with your identity provider ({_e(issuer)}) to answer your agents' "
@@ -121,6 +123,17 @@ def _card(q: Question, csrf: str) -> str:
         "</form>"
         f'<p><a href="{BASE}/audit/{_e(q.id)}">Audit trail of this call</a></p>'
         "</article>"
+    )
+
+
+def signed_in() -> str:
+    """After the issuer's redirect: a page that moves on to the inbox without script (the
+    session cookie is SameSite=Strict, which a redirect chain begun on the issuer's site would
+    not send)."""
+    return page(
+        "Signed in - invokit inbox",
+        f'<meta http-equiv="refresh" content="0; url={BASE}">'
+        f'<p>Signed in. <a href="{BASE}" id="continue">Continue to the inbox</a></p>',
     )
 
 

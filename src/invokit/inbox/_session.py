@@ -59,32 +59,40 @@ class Signer:
         return Session(who=who, csrf=secrets.token_urlsafe(24), expires_at=started + LIFETIME)
 
     def dumps(self, session: Session) -> str:
-        body = {"who": session.who, "csrf": session.csrf, "exp": session.expires_at}
-        text = base64.urlsafe_b64encode(json.dumps(body, sort_keys=True).encode()).decode()
-        return f"{text}.{self._mac(text)}"
+        return self.seal({"who": session.who, "csrf": session.csrf, "exp": session.expires_at})
 
     def loads(self, cookie: str | None, *, now: float | None = None) -> Session | None:
         """The session in ``cookie``; ``None`` when there is none, it was not signed here,
         it is malformed or it has ended."""
-        if not cookie or "." not in cookie:
+        body = self.unseal(cookie, now=now)
+        if body is None:
             return None
-        text, _, mac = cookie.rpartition(".")
+        who, csrf = body.get("who"), body.get("csrf")
+        if not isinstance(csrf, str) or (who is not None and not _principal(who)):
+            return None
+        return Session(who=who, csrf=csrf, expires_at=float(body["exp"]))
+
+    def seal(self, body: dict[str, Any]) -> str:
+        """``body`` (with an ``exp`` time) as signed text."""
+        text = base64.urlsafe_b64encode(json.dumps(body, sort_keys=True).encode()).decode()
+        return f"{text}.{self._mac(text)}"
+
+    def unseal(self, sealed: str | None, *, now: float | None = None) -> dict[str, Any] | None:
+        """What :meth:`seal` signed; ``None`` when not signed here, malformed or past ``exp``."""
+        if not sealed or "." not in sealed:
+            return None
+        text, _, mac = sealed.rpartition(".")
         if not hmac.compare_digest(mac, self._mac(text)):
             return None
         try:
             body: Any = json.loads(base64.urlsafe_b64decode(text.encode()))
         except ValueError:
             return None
-        if not isinstance(body, dict):
+        if not isinstance(body, dict) or not isinstance(body.get("exp"), (int, float)):
             return None
-        who, csrf, ends = body.get("who"), body.get("csrf"), body.get("exp")
-        if not isinstance(csrf, str) or not isinstance(ends, (int, float)):
+        if (time.time() if now is None else now) >= body["exp"]:
             return None
-        if who is not None and not _principal(who):
-            return None
-        if (time.time() if now is None else now) >= ends:
-            return None
-        return Session(who=who, csrf=csrf, expires_at=float(ends))
+        return body
 
     def _mac(self, text: str) -> str:
         digest = hmac.new(self._secret, text.encode(), hashlib.sha256).digest()
