@@ -12,14 +12,19 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from tests.cli.conftest import trust_config
 from tests.cli.serving import approval_id_of, http_server, http_session, make_root
 from tests.mcp.support import Asker
 
 
 @contextmanager
 def served(base: Path, *extra: str) -> Iterator[tuple[str, str, Path, Path]]:
-    """The server's MCP URL (with its token), its origin, the root and the state."""
+    """The server's MCP URL (with its token), its origin, the root and the state. The
+    project lets the tools change one execution surface, ``.vscode`` (each change asked)."""
     root, state = make_root(base)
+    config = root / "invokit.toml"
+    config.write_text('allow_surfaces = [".vscode"]\n' + config.read_text())
+    trust_config(config, state)
     with http_server(root, state, *extra) as (url, _log):
         parts = urlsplit(url)
         yield url, f"{parts.scheme}://{parts.netloc}", root, state

@@ -4,13 +4,16 @@ through the one decision path, refusals of forged and stale posts, and the audit
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
+from tests.cli.conftest import invokit_bin, subprocess_env
 from tests.inbox.support import ask, ask_once, csrf_of, mcp, served, signed_in, token_of
 
 pytestmark = pytest.mark.anyio
@@ -188,3 +191,27 @@ def test_static_script_is_a_file_under_the_policy(server: tuple[str, str, Path, 
     assert script.status_code == 200 and "EventSource" in script.text
     assert script.headers["content-type"].startswith("text/javascript")
     assert httpx.get(f"{origin}/inbox/static/nope.js", timeout=30).status_code == 404
+
+
+async def test_a_protected_change_is_never_offered_for_the_session(
+    server: tuple[str, str, Path, Path], client: httpx.AsyncClient
+) -> None:
+    """A write to an execution surface (.vscode/tasks.json) says what runs it and offers no
+    session grant; a forged "session" answer is recorded as approved once."""
+    url, origin, _, state = server
+    arguments = {"path": ".vscode/tasks.json", "content": "{}", "create_parents": True}
+    approval_id = await ask_once(url, "fs.write", arguments)
+    page = (await client.get("/inbox")).text
+    card = page[page.index(f'id="q-{approval_id}"') :].partition("</article>")[0]
+    assert "runs it" in card and 'value="session"' not in card
+    done = await client.post(
+        "/inbox/decide",
+        data={"csrf": csrf_of(page), "id": approval_id, "action": "session"},
+        headers={"Origin": origin},
+    )
+    assert done.status_code == 200 and "approved once: fs.write" in done.text
+    shown = await anyio.run_process(
+        [invokit_bin(), "approvals", "show", approval_id, "--json"], env=subprocess_env(state)
+    )
+    decision = json.loads(shown.stdout)["decision"]
+    assert decision["scope"] == "once" and decision["channel"] == "inbox"
