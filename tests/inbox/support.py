@@ -3,7 +3,10 @@ a way to make a question wait."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tests.cli.conftest import trust_config
+from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
 from tests.cli.serving import approval_id_of, http_server, http_session, make_root
 from tests.mcp.support import Asker
 
@@ -62,3 +65,34 @@ async def ask_once(url: str, tool: str, arguments: dict[str, object]) -> str:
     """:func:`ask` in a session of its own."""
     async with mcp(url) as session:
         return await ask(session, tool, arguments)
+
+
+@contextmanager
+def inbox_process(root: Path, state: Path, *extra: str) -> Iterator[str]:
+    """``invokit inbox --port 0 --json`` in ``root``; yields its URL."""
+    log = root.parent / "inbox.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [invokit_bin(), "inbox", "--port", "0", "--json", *extra],
+            cwd=root,
+            env=subprocess_env(state),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                for line in log.read_text().splitlines():
+                    if line.startswith("{"):
+                        yield str(json.loads(line)["url"])
+                        return
+                assert process.poll() is None, log.read_text()
+                time.sleep(0.1)
+            raise AssertionError("invokit inbox did not start: " + log.read_text())
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -4,10 +4,6 @@ on its own beside a server that shares its state."""
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -15,7 +11,16 @@ import httpx
 import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env
-from tests.inbox.support import ask, ask_once, csrf_of, mcp, served, signed_in, token_of
+from tests.inbox.support import (
+    ask,
+    ask_once,
+    csrf_of,
+    inbox_process,
+    mcp,
+    served,
+    signed_in,
+    token_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -61,37 +66,6 @@ async def test_events_need_a_session(tmp_path: Path) -> None:
     with served(tmp_path) as (_, origin, _, _):
         async with httpx.AsyncClient(base_url=origin, timeout=30) as anonymous:
             assert (await anonymous.get("/inbox/events")).status_code == 401
-
-
-@contextmanager
-def inbox_process(root: Path, state: Path) -> Iterator[str]:
-    """``invokit inbox --port 0 --json`` in ``root``; yields its URL."""
-    log = root.parent / "inbox.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [invokit_bin(), "inbox", "--port", "0", "--json"],
-            cwd=root,
-            env=subprocess_env(state),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                for line in log.read_text().splitlines():
-                    if line.startswith("{"):
-                        yield str(json.loads(line)["url"])
-                        return
-                assert process.poll() is None, log.read_text()
-                time.sleep(0.1)
-            raise AssertionError("invokit inbox did not start: " + log.read_text())
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 async def test_inbox_on_its_own_answers_a_servers_question(tmp_path: Path) -> None:
