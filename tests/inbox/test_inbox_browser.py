@@ -96,3 +96,47 @@ async def _drive(browser: Any, url: str, origin: str, root: Path, tmp_path: Path
     assert dialogs == []  # no script the model wrote ran
     assert blocked == []  # the page itself needs nothing the policy forbids
     print(f"inbox screenshot: {tmp_path / SCREENSHOT}")
+
+
+async def test_sign_in_by_openid_connect_and_see_only_your_own_questions(
+    tmp_path: Path,
+) -> None:
+    """With [serve.auth]: "Sign in" goes to the provider's form and back; alice's page shows
+    the question her agent asked, live, and never bob's."""
+    from tests.cli.conftest import trust_config
+    from tests.cli.serving import http_server
+    from tests.inbox.test_inbox_oidc import agent, config
+    from tests.mcp.oauth_issuer import running_issuer
+
+    with running_issuer() as issuer:
+        root, state = tmp_path / "root", tmp_path / "state"
+        root.mkdir()
+        (root / "invokit.toml").write_text(config(issuer.url))
+        trust_config(root / "invokit.toml", state)
+        with http_server(root, state) as (url, _log):
+            origin = url.partition("/mcp")[0]
+            async with playwright.async_playwright() as driver:
+                browser = await driver.chromium.launch(
+                    executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+                )
+                try:
+                    page = await browser.new_page()
+                    await page.goto(f"{origin}/inbox")
+                    await page.click("#oidc")
+                    await page.fill("#username", "alice")
+                    await page.click("#login")
+                    await page.wait_for_selector("#who", timeout=30_000)
+                    assert (await page.text_content("#who") or "").startswith("alice (")
+                    await page.wait_for_selector("#empty")
+                    bobs_token = issuer.token("bob", url, scope="mcp:tools")
+                    async with agent(url, bobs_token) as session:
+                        await session.call_tool("fs.write", {"path": "b", "content": "b"})
+                    alices_token = issuer.token("alice", url, scope="mcp:tools")
+                    async with agent(url, alices_token) as session:
+                        await session.call_tool("fs.write", {"path": "a", "content": "a"})
+                    card = await page.wait_for_selector("article.question", timeout=30_000)
+                    assert card is not None
+                    assert "asked by\talice" in await card.inner_text()
+                    assert len(await page.query_selector_all("article.question")) == 1
+                finally:
+                    await browser.close()
