@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Callable, Collection
+import time
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -110,7 +111,7 @@ class _Inbox:
         response.set_cookie(
             COOKIE,
             self.signer.dumps(session),
-            max_age=int(session.expires_at - __import__("time").time()),
+            max_age=int(session.expires_at - time.time()),
             path="/inbox",
             httponly=True,
             samesite="strict",
@@ -332,9 +333,6 @@ def _html(body: str, status: int = 200) -> Response:
 
 def _misdirected() -> Response:
     return Response("this server does not answer to that Host", 421, media_type="text/plain")
-
-
-Mount = Callable[[Any, Any, Any], Any]
 
 
 class WithInbox:

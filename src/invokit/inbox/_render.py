@@ -1,6 +1,6 @@
 """The inbox's HTML. Every text that a model, a client or a server wrote (tool names,
-arguments, reasons, rules, paths, audit records, names) goes through :func:`html.escape`
-before it reaches the page; nothing here writes a script or a style inline (the
+arguments, reasons, rules, paths, audit records, names) has its invisible characters shown as
+escapes and goes through :func:`html.escape` before it reaches the page; nothing here writes a script or a style inline (the
 Content-Security-Policy forbids both)."""
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ BASE = "/inbox"
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    """``text`` for the page: control, format and bidi characters shown as escapes (the
+    terminal's rule, ``printable``), then HTML-escaped."""
+    from invokit.cli._livelog import printable
+
+    return escape(printable(str(text)), quote=True)
 
 
 def page(title: str, body: str, *, notice: str | None = None, kind: str = "info") -> str:
