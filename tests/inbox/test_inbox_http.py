@@ -215,3 +215,42 @@ async def test_a_protected_change_is_never_offered_for_the_session(
     )
     decision = json.loads(shown.stdout)["decision"]
     assert decision["scope"] == "once" and decision["channel"] == "inbox"
+
+
+async def test_a_withdrawn_or_expired_question_says_so(
+    server: tuple[str, str, Path, Path], client: httpx.AsyncClient
+) -> None:
+    """A question withdrawn by the executor (its caller went away), or expired, is gone from
+    the page, and an answer to it says which, through the store the server shares."""
+    import dataclasses
+    import time
+
+    from invokit.approvals import ApprovalDecision, SqliteApprovalStore
+
+    url, origin, _, state = server
+    withdrawn = await ask_once(url, "fs.write", {"path": "w.txt", "content": "w"})
+    page = (await client.get("/inbox")).text
+    store = SqliteApprovalStore(state / "approvals.sqlite3")
+    try:
+        await store.withdraw(
+            withdrawn,
+            ApprovalDecision.deny("the caller went away", by="executor", channel="executor"),
+        )
+        request = (await store.get(withdrawn)).request
+        lapsed = dataclasses.replace(
+            request, id="expired-question", expires_at=time.time() - 1, created_at=time.time() - 2
+        )
+        await store.put(lapsed)
+    finally:
+        await store.close()
+    assert f'id="q-{withdrawn}"' not in (await client.get("/inbox")).text
+    for approval_id, says in (
+        (withdrawn, "fs.write was withdrawn (its caller went away)"),
+        ("expired-question", "fs.write expired unanswered"),
+    ):
+        late = await client.post(
+            "/inbox/decide",
+            data={"csrf": csrf_of(page), "id": approval_id, "action": "once"},
+            headers={"Origin": origin},
+        )
+        assert late.status_code == 409 and f"that question is gone: {says}" in late.text
