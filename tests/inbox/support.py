@@ -56,12 +56,12 @@ def mcp(url: str) -> Any:
     return http_session(url, Asker())
 
 
-async def ask(session: Any, tool: str, arguments: dict[str, object]) -> str:
+async def ask(session: Any, tool: str, arguments: dict[str, Any]) -> str:
     """Call ``tool`` in ``session``; the policy asks; the approval's id."""
     return approval_id_of(await session.call_tool(tool, arguments))
 
 
-async def ask_once(url: str, tool: str, arguments: dict[str, object]) -> str:
+async def ask_once(url: str, tool: str, arguments: dict[str, Any]) -> str:
     """:func:`ask` in a session of its own."""
     async with mcp(url) as session:
         return await ask(session, tool, arguments)
