@@ -91,3 +91,22 @@ async def test_inbox_on_its_own_answers_a_servers_question(tmp_path: Path) -> No
             assert (root / "from-inbox.txt").read_text() == "ok"
         finally:
             await client.aclose()
+
+
+def test_the_ready_line_names_the_inbox_and_no_token_means_no_inbox(tmp_path: Path) -> None:
+    """`serve --json` says where the inbox is; with --no-token (anyone could answer) there is
+    none."""
+    from tests.cli.serving import http_server, make_root
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    root, state = make_root(tmp_path / "a")
+    with http_server(root, state) as (url, log):
+        ready = json.loads(next(x for x in log.read_text().splitlines() if x.startswith("{")))
+        assert ready["inbox"] == url.partition("/mcp")[0] + "/inbox"
+    root, state = make_root(tmp_path / "b")
+    with http_server(root, state, "--no-token") as (url, log):
+        ready = json.loads(next(x for x in log.read_text().splitlines() if x.startswith("{")))
+        assert "inbox" not in ready
+        origin = url.partition("/mcp")[0]
+        assert httpx.get(f"{origin}/inbox", timeout=30).status_code == 404

@@ -99,9 +99,11 @@ def http_banner(
     name: str,
     allow_shell: Sequence[str] = (),
     token_source: str | None = None,
+    inbox: str | None = None,
 ) -> Group:
-    """The banner for streamable HTTP: where, what, and how approvals work. How to connect
-    is :func:`connect_commands`, printed after it without wrapping."""
+    """The banner for streamable HTTP: where, what, and how approvals work (and where the
+    inbox page is, when it is served). How to connect is :func:`connect_commands`, printed
+    after it without wrapping."""
     facts = Text()
     for label, value in (
         ("MCP server", f"{url}  (streamable HTTP, this machine only)"),
@@ -117,6 +119,7 @@ def http_banner(
             if asking
             else "through the client, or `invokit approvals` in another terminal",
         ),
+        *([("inbox", f"{inbox}  (answer questions in a browser)")] if inbox else []),
     ):
         facts.append(f"{label:<11}", style="dim")
         facts.append(printable(value) + "\n")

@@ -435,6 +435,7 @@ class _Server:
             state = self.setup.state.shown()
 
             def ready(url: str) -> None:
+                page = url.rpartition("/mcp")[0] + "/inbox" if inbox is not None else None
                 if self.token is not None:
                     # The token travels in the URL so that every client can use it as is.
                     url = f"{url}?token={self.token}"
@@ -452,6 +453,7 @@ class _Server:
                             "policy": self.setup.policy_source,
                             "state": state,
                             "tools": list(registry.names()),
+                            **({"inbox": page} if page is not None else {}),
                         },
                         sort_keys=True,
                     )
@@ -469,6 +471,7 @@ class _Server:
                             name=self.setup.config.serve.name,
                             allow_shell=self.allow_shell,
                             token_source=self.token_source,
+                            inbox=page,
                         )
                     )
                     self.console.print(
@@ -518,6 +521,9 @@ class _Server:
         with the serve token, or OpenID Connect at the issuer of ``[serve.auth]``."""
         if self.transport != "http" or (self.token is None and self.auth is None):
             return None
+        settings = self.setup.config.serve.auth
+        if self.auth is not None and (settings is None or not settings.inbox_client_id):
+            return None  # with auth on, people sign in by OpenID Connect: it needs a client id
         from invokit.inbox import InboxSettings, inbox_app
 
         def make(hosts: Sequence[str], origins: Sequence[str]) -> Any:
@@ -525,9 +531,7 @@ class _Server:
             if self.auth is not None:
                 from invokit.inbox._oidc import sign_in
 
-                oidc = sign_in(self.setup.config.serve.auth, origins)
-                if oidc is None:
-                    return None
+                oidc = sign_in(settings, origins)
             return inbox_app(
                 InboxSettings(
                     store=executor.approvals,
