@@ -15,8 +15,12 @@ SERVE_DEBIAN_PACKAGES := bubblewrap
 
 test: install lint typecheck pytest
 
+# make serve PORT=N serves on port N (empty: invokit.toml's [serve] port, else 8765). Set only
+# on make's command line: a PORT in the environment (other tools use that name) is not taken.
+PORT =
+
 serve: install-serve
-	$(BIN)/invokit serve --http --root .
+	$(BIN)/invokit serve --http --root . $(if $(PORT),--port $(PORT))
 
 install: system-deps $(STAMP)
 

@@ -5,8 +5,11 @@ nothing. Run as the real command on temporary config files."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +20,13 @@ from tests.cli.conftest import invokit_bin, subprocess_env
 from tests.cli.serving import http_server, make_root
 
 
-def _install(state: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _install(
+    state: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [invokit_bin(), "install", *args],
         cwd=cwd,
-        env=subprocess_env(state),
+        env={**subprocess_env(state), **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -171,3 +176,222 @@ def test_a_config_inside_the_served_root_is_noted(tmp_path: Path) -> None:
     done = _install(state, root, "cursor", "--root", str(root), "--config-file", str(config))
     assert done.returncode == 0, done.stderr
     assert "inside the served root" in done.stdout
+
+
+def _deep(path: Path) -> None:
+    path.write_text('{"mcpServers": ' + "[" * 200_000 + "]" * 200_000 + "}")
+
+
+def _deep_but_parseable(path: Path) -> None:
+    path.write_text('{"a": ' + "[" * 500 + "]" * 500 + "}")
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _latin1(path: Path) -> None:
+    path.write_bytes('{"mcpServers": {}, "name": "caf\u00e9"}'.encode("latin-1"))
+
+
+def _duplicate_servers(path: Path) -> None:
+    path.write_text('{"mcpServers": {"a": {"url": "x"}}, "mcpServers": {"b": {"url": "y"}}}')
+
+
+def _duplicate_inside(path: Path) -> None:
+    path.write_text('{"mcpServers": {"a": {"url": "x"}, "a": {"url": "y"}}}')
+
+
+def _huge_number(path: Path) -> None:
+    path.write_text('{"mcpServers": {}, "timeout": 1e999}')
+
+
+def _nan(path: Path) -> None:
+    path.write_text('{"mcpServers": {}, "timeout": NaN}')
+
+
+def _huge(path: Path) -> None:
+    path.write_text('{"mcpServers": {}, "pad": "' + "x" * (9 * 1024 * 1024) + '"}')
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_deep, id="too-deep"),
+        pytest.param(_deep_but_parseable, id="deeper-than-a-config"),
+        pytest.param(_fifo, id="fifo"),
+        pytest.param(_dev_zero, id="link-to-dev-zero"),
+        pytest.param(_directory, id="directory"),
+        pytest.param(_latin1, id="not-utf8"),
+        pytest.param(_duplicate_servers, id="duplicate-mcpServers"),
+        pytest.param(_duplicate_inside, id="duplicate-server"),
+        pytest.param(_huge_number, id="1e999"),
+        pytest.param(_nan, id="NaN"),
+        pytest.param(_huge, id="over-8-MB"),
+    ],
+)
+def test_a_hostile_config_is_one_line_naming_the_file(
+    tmp_path: Path, make: Callable[[Path], None]
+) -> None:
+    """Every config that cannot be read and written back faithfully (nested too deep, not a
+    regular file, not UTF-8, a key twice, a number that is not finite) is refused in one line
+    that names the file, without hanging, without a traceback, and nothing is written."""
+    root, state = make_root(tmp_path)
+    config = tmp_path / "mcp.json"
+    make(config)
+    before = config.read_bytes() if config.is_file() and not config.is_symlink() else None
+    done = _install(state, root, "cursor", "--config-file", str(config))
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+    if before is not None:
+        assert config.read_bytes() == before
+    assert not (tmp_path / "mcp.json.bak").exists()
+
+
+def test_numbers_are_written_back_as_json(tmp_path: Path) -> None:
+    """Large and precise numbers that are finite are kept as JSON numbers; nothing is ever
+    written as Infinity or NaN."""
+    root, state = make_root(tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text('{"big": 1e300, "int": 123456789012345678901234567890, "mcpServers": {}}')
+    done = _install(state, root, "cursor", "--config-file", str(config))
+    assert done.returncode == 0, done.stderr
+    text = config.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    after = json.loads(text)
+    assert after["big"] == 1e300 and after["int"] == 123456789012345678901234567890
+
+
+def test_vscode_gets_servers_in_the_projects_vscode_folder(tmp_path: Path) -> None:
+    """VS Code's entry goes into the served root's .vscode/mcp.json, under `servers` (its
+    format), as an HTTP server with the kept token; `--stdio` makes it a stdio entry; the
+    file's other keys (inputs) stay."""
+    root, state = make_root(tmp_path)
+    config = root / ".vscode" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text('{"inputs": [{"id": "k", "type": "promptString"}], "servers": {}}')
+    done = _install(state, root, "vscode", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    after = _read(config)
+    assert after["inputs"] == [{"id": "k", "type": "promptString"}]
+    assert "mcpServers" not in after
+    entry = after["servers"]["invokit"]
+    assert entry["type"] == "http" and entry["url"].startswith("http://127.0.0.1:8765/mcp?token=")
+    done = _install(state, root, "vscode", "--root", str(root), "--stdio")
+    assert done.returncode == 0, done.stderr
+    entry = _read(config)["servers"]["invokit"]
+    assert entry["type"] == "stdio" and entry["command"] == invokit_bin()
+    assert entry["args"][:2] == ["serve", "--stdio"]
+
+
+def test_vscode_user_settings(tmp_path: Path) -> None:
+    """`--user` writes VS Code's user profile mcp.json (Code/User under the XDG config
+    directory on Linux), in the same format."""
+    root, state = make_root(tmp_path)
+    xdg = tmp_path / "xdg"
+    done = _install(state, root, "vscode", "--user", env={"XDG_CONFIG_HOME": str(xdg)})
+    assert done.returncode == 0, done.stderr
+    entry = _read(xdg / "Code" / "User" / "mcp.json")["servers"]["invokit"]
+    assert entry["type"] == "http"
+    assert not (root / ".vscode").exists()
+
+
+CODEX_CONFIG = """\
+# my Codex settings
+model = "o3"  # the one I like
+
+[mcp_servers.time]
+command = "uvx"
+args = ["mcp-server-time"]
+env = { TZ = "UTC" }
+
+[profiles.fast]
+model = "o4-mini"
+"""
+
+
+def test_codex_gets_a_toml_table_and_keeps_the_rest(tmp_path: Path) -> None:
+    """Codex CLI's ~/.codex/config.toml (here $CODEX_HOME) gets [mcp_servers.invokit] with
+    the command and args that launch the server; every other line, comments included, stays;
+    installing again replaces the table instead of adding a second one."""
+    root, state = make_root(tmp_path)
+    home = tmp_path / "codex"
+    home.mkdir()
+    config = home / "config.toml"
+    config.write_text(CODEX_CONFIG)
+    for _ in range(2):
+        done = _install(
+            state, root, "codex", "--root", str(root), "--allow-shell", "git status",
+            env={"CODEX_HOME": str(home)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    text = config.read_text()
+    original = [line for line in CODEX_CONFIG.splitlines() if line]
+    kept = [line for line in text.splitlines() if line in original]
+    assert kept == original  # every line, comments included, in order
+    assert text.count("[mcp_servers.invokit]") == 1
+    data = tomllib.loads(text)
+    assert data["mcp_servers"]["time"]["env"] == {"TZ": "UTC"}
+    assert data["profiles"]["fast"]["model"] == "o4-mini"
+    entry = data["mcp_servers"]["invokit"]
+    assert entry["command"] == invokit_bin()
+    assert entry["args"] == [
+        "serve", "--stdio", "--root", str(root.resolve()), "--allow-shell", "git status",
+    ]  # fmt: skip
+    assert (home / "config.toml.bak").exists()
+
+
+def test_codex_refuses_a_broken_toml_in_one_line(tmp_path: Path) -> None:
+    """A config.toml with a key twice (or any TOML error) is refused in one line naming it."""
+    root, state = make_root(tmp_path)
+    home = tmp_path / "codex"
+    home.mkdir()
+    config = home / "config.toml"
+    text = 'model = "o3"\nmodel = "o4"\n'
+    config.write_text(text)
+    done = _install(state, root, "codex", env={"CODEX_HOME": str(home)})
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0], done.stderr
+    assert config.read_text() == text
+
+
+def test_gemini_gets_an_http_url_in_its_settings(tmp_path: Path) -> None:
+    """Gemini CLI's ~/.gemini/settings.json gets mcpServers.invokit with `httpUrl` (its key
+    for streamable HTTP), or command and args with `--stdio`; its other settings stay."""
+    root, state = make_root(tmp_path)
+    home = tmp_path / "home"
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"theme": "Dracula", "mcpServers": {"git": {"command": "uvx"}}}')
+    done = _install(state, root, "gemini", "--root", str(root), env={"HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    after = _read(settings)
+    assert after["theme"] == "Dracula" and after["mcpServers"]["git"] == {"command": "uvx"}
+    entry = after["mcpServers"]["invokit"]
+    assert list(entry) == ["httpUrl"]
+    assert entry["httpUrl"].startswith("http://127.0.0.1:8765/mcp?token=")
+    done = _install(state, root, "gemini", "--stdio", env={"HOME": str(home)})
+    entry = _read(settings)["mcpServers"]["invokit"]
+    assert entry["command"] == invokit_bin() and "httpUrl" not in entry
+
+
+def test_print_shows_each_clients_own_format(tmp_path: Path) -> None:
+    """`--print` shows the entry in the client's format (TOML for Codex) and writes nothing."""
+    root, state = make_root(tmp_path)
+    codex = _install(state, root, "codex", "--print", env={"CODEX_HOME": str(tmp_path / "c")})
+    assert codex.returncode == 0, codex.stderr
+    assert tomllib.loads(codex.stdout)["mcp_servers"]["invokit"]["command"] == invokit_bin()
+    vscode = _install(state, root, "vscode", "--print")
+    assert "invokit" in json.loads(vscode.stdout)["servers"]
+    assert not (tmp_path / "c").exists() and not (root / ".vscode").exists()

@@ -58,7 +58,98 @@ def test_a_busy_port_is_one_line_that_says_what_to_do(tmp_path: Path, busy_port:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert f"port {busy_port}" in lines[0] and "--port 0" in lines[0]
+    assert "make serve PORT=N" in lines[0]
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_make_serve_takes_a_port(tmp_path: Path) -> None:
+    """`make serve PORT=N` serves on port N (the way the busy-port line names); without
+    PORT on make's command line it leaves the port to invokit.toml or the default."""
+    repo = Path(__file__).resolve().parents[2]
+    make = shutil.which("make")
+    assert make is not None
+    given = subprocess.run(
+        [make, "-n", "-C", str(repo), "serve", "PORT=9931"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (command,) = [line for line in given.stdout.splitlines() if "invokit serve" in line]
+    assert command.endswith("--port 9931")
+    # A PORT in the environment (other tools use the name) is not taken: only make's own.
+    default = subprocess.run(
+        [make, "-n", "-C", str(repo), "serve"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PORT": "3000"},
+    )
+    (command,) = [line for line in default.stdout.splitlines() if "invokit serve" in line]
+    assert "--port" not in command
+
+
+def test_compose_without_its_extra_is_one_line_with_the_pip_command(tmp_path: Path) -> None:
+    """On an install without the `compose` extra (what `make serve` installs), `invokit
+    compose` and `invokit serve --compose` print the exact `pip install` to run, no
+    traceback, and exit 2."""
+    root, state = make_root(tmp_path)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pydantic_monty.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pydantic_monty'\", name='pydantic_monty')\n"
+    )
+    (root / "script.py").write_text("print(1)\n")
+    env = subprocess_env(state)
+    env["PYTHONPATH"] = os.pathsep.join([str(shadow), env["PYTHONPATH"]])
+    runs = [
+        [invokit_bin(), "compose", "script.py", "--no-ask"],
+        [invokit_bin(), "serve", "--stdio", "--compose"],
+        [invokit_bin(), "serve", "--http", "--port", "0", "--compose"],
+    ]
+    for argv in runs:
+        done = subprocess.run(
+            argv,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, (argv, done.stderr)
+        lines = (done.stdout + done.stderr).strip().splitlines()
+        assert len(lines) == 1, (argv, done.stdout + done.stderr)
+        assert 'pip install "invokit[compose]"' in lines[0]
+
+
+def test_the_banner_shows_compose_allowed(tmp_path: Path) -> None:
+    """`invokit serve --http --compose` says in its banner's tool table that the compose
+    tool is allowed, as the server decides (was: `ask`, the configuration without compose's
+    rule)."""
+    import time
+
+    root, state = make_root(tmp_path)
+    log = tmp_path / "banner.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [invokit_bin(), "serve", "--http", "--port", "0", "--no-ask", "--compose"],
+            cwd=root,
+            env=subprocess_env(state),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "Live log" not in log.read_text() and time.monotonic() < deadline:
+                assert process.poll() is None, log.read_text()
+                time.sleep(0.1)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
+    (row,) = [words for words in rows if words[0] == "compose"]
+    assert row[1] == "allow", row
 
 
 def test_a_missing_mcp_extra_is_one_line_with_the_pip_command(tmp_path: Path) -> None:

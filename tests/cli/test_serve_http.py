@@ -79,6 +79,30 @@ async def test_requests_without_the_token_are_refused(server: tuple[str, Path]) 
     assert missing.status_code == 401
     assert wrong.status_code == 401
     assert bearer.status_code != 401
+    assert missing.text.startswith("no token:") and wrong.text.startswith("wrong token:")
+
+
+async def test_a_refusal_offers_no_oauth(server: tuple[str, Path]) -> None:
+    """A refused request is a plain 401 (a Bearer challenge without OAuth resource metadata)
+    and OAuth discovery is answered 404, so a client such as the MCP Inspector does not start
+    an OAuth flow for a server that has none."""
+    import httpx
+
+    bare = server[0].split("?token=")[0]
+    origin = bare.removesuffix("/mcp")
+    async with httpx.AsyncClient() as client:
+        wrong = await client.post(bare + "?token=nope", json={})
+        discovery = [
+            await client.get(origin + path)
+            for path in (
+                "/.well-known/oauth-protected-resource/mcp",
+                "/.well-known/oauth-protected-resource",
+                "/.well-known/oauth-authorization-server",
+            )
+        ]
+    assert wrong.status_code == 401
+    assert "resource_metadata" not in wrong.headers.get("www-authenticate", "")
+    assert [response.status_code for response in discovery] == [404, 404, 404]
 
 
 async def test_list_and_structured_call(session: ClientSession) -> None:

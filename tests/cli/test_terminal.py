@@ -12,11 +12,12 @@ import pytest
 from rich.console import Console
 
 from invokit import Executor, Policy, ToolCall, tool
+from invokit._inert import printable
 from invokit.approvals import ApprovalRequest, SqliteApprovalStore, always_rule_preview
 from invokit.builtin import filesystem
 from invokit.cli._diff import change_diff
 from invokit.cli._keyboard import KeyReader, LineReader
-from invokit.cli._livelog import LiveLog, printable
+from invokit.cli._livelog import LiveLog
 from invokit.cli._terminal import Board, TerminalApprover, request_panel
 from invokit.execution import Completed, Failed
 

@@ -435,7 +435,7 @@ async def test_resumed_external_call_has_its_own_span(
 def test_server_takes_the_trace_context_from_meta() -> None:
     """Without an MCP SDK span in the way, a traceparent in _meta becomes the current span
     context while the call runs, and is gone after it; nothing changes without one."""
-    from invokit.mcp._server import _trace_context
+    from invokit.mcp._tracecontext import trace_context as _trace_context
 
     traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     with _trace_context({"traceparent": traceparent, "progress_token": 3}):

@@ -23,4 +23,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f'invokit: the command line needs {exc.name}: pip install "invokit[cli]"\n'
         )
         raise SystemExit(2) from None
+    from invokit.cli._logs import install_inert_logging
+
+    # Before any library logs: what they log may quote a client or a server.
+    install_inert_logging()
     build_app()(args=list(argv) if argv is not None else None, prog_name="invokit")

@@ -310,12 +310,15 @@ def _show(record: Any, now: float) -> None:
         rows.append(("decision", f"{verdict} by {decision.by or '?'}"))
     for label, value in rows:
         line = inert(f"{label:<11}")
-        line.append_text(inert(str(value).replace("\n", "\\n")))
+        line.append_text(inert(value))
         console.print(line, soft_wrap=True)
     console.print(inert("arguments"))
     # ASCII-only JSON: every control or invisible character in the arguments is escaped.
     console.print(
-        inert(json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True)),
+        inert(
+            json.dumps(request.arguments, indent=2, sort_keys=True, ensure_ascii=True),
+            keep_newlines=True,
+        ),
         soft_wrap=True,
     )
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from invokit.cli._audit_tail import parse_record, records_from_end, window
-from invokit.cli._livelog import Narrator, inert
+from invokit.cli._livelog import Line, Narrator, inert
 from invokit.cli._options import StateOption
 from invokit.cli._output import reported, stdout
 from invokit.cli._stores import State, audit_file, command_state, open_audit
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         console = stdout()
         narrator = Narrator()
 
-        def line(record: dict[str, Any]) -> str | Text | None:
+        def line(record: dict[str, Any]) -> str | Text | Line | None:
             if as_json:
                 # ASCII JSON: no control, C1 or bidi character a model wrote reaches the terminal.
                 return json.dumps(record, sort_keys=True, ensure_ascii=True)
@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:
             return
 
 
-def _print(console: Console, shown: str | Text) -> None:
+def _print(console: Console, shown: str | Text | Line) -> None:
     if isinstance(shown, str):
         print(shown, flush=True)  # JSON Lines: plain, unwrapped
     else:
@@ -157,7 +157,7 @@ def _died_line(record: dict[str, Any]) -> Text:
 
 def _database_log(
     state: State,
-    line: Callable[[dict[str, Any]], str | Text | None],
+    line: Callable[[dict[str, Any]], str | Text | Line | None],
     console: Console,
     call_id: str | None,
     tool: str | None,

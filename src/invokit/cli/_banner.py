@@ -12,10 +12,11 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit._processes import which_outside
-from invokit.cli._livelog import printable
 from invokit.cli._runtime import Setup
 from invokit.cli._tools import tools_table
+from invokit.permissions import Policy
 from invokit.registry import Registry
 
 INSPECTOR = "@modelcontextprotocol/inspector"
@@ -99,11 +100,15 @@ def http_banner(
     name: str,
     allow_shell: Sequence[str] = (),
     token_source: str | None = None,
+    policy: Policy | None = None,
     inbox: str | None = None,
 ) -> Group:
     """The banner for streamable HTTP: where, what, and how approvals work (and where the
     inbox page is, when it is served). How to connect is :func:`connect_commands`, printed
-    after it without wrapping."""
+    after it without wrapping.
+
+    ``policy`` is the one the server decides with (``--compose`` adds a rule allowing the
+    compose tool), shown for each tool; default: the configured one."""
     facts = Text()
     for label, value in (
         ("MCP server", f"{url}  (streamable HTTP, this machine only)"),
@@ -126,7 +131,7 @@ def http_banner(
     facts.rstrip()
     return Group(
         Panel(facts, title=f"[bold]invokit serve[/] · {len(registry)} tools", title_align="left"),
-        tools_table(registry.specs(), setup.policy),
+        tools_table(registry.specs(), policy if policy is not None else setup.policy),
         Text(""),
     )
 
@@ -147,7 +152,7 @@ def connect_commands(url: str, setup: Setup, *, name: str, allow_shell: Sequence
         (
             "or install it",
             f"invokit install claude-code --root {shlex.quote(str(setup.config.root))}"
-            "  (or claude-desktop, cursor; --print only shows it)",
+            "  (or claude-desktop, cursor, vscode, codex, gemini; --print only shows it)",
         ),
     ):
         connect.append(f"  {label:<16}", style="dim")

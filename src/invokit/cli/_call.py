@@ -15,8 +15,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from invokit._calls import ImagePart, ResourceLink, ToolCall, ToolResult
+from invokit._inert import printable
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
-from invokit.cli._livelog import printable
 from invokit.cli._options import (
     AllowShellOption,
     ArgsJsonOption,
@@ -47,7 +47,7 @@ from invokit.tools import Progress as ToolProgress
 
 def _inert(console: Console, text: str) -> str:
     """Text a tool wrote, for a person: escapes made visible on a terminal, verbatim in a pipe."""
-    return printable(text) if console.is_terminal else text
+    return printable(text, keep_newlines=True) if console.is_terminal else text
 
 
 def render_result(console: Console, result: ToolResult) -> None:
@@ -65,9 +65,9 @@ def render_result(console: Console, result: ToolResult) -> None:
                 blocks.append((key, value))
             else:
                 shown = value if isinstance(value, str) else dumps(value).replace("\n", " ")
-                console.print(Text.assemble((f"{key}: ", "dim"), _inert(console, shown)))
+                console.print(Text.assemble((f"{printable(key)}: ", "dim"), _inert(console, shown)))
         for key, value in blocks:
-            console.print(Text(f"{key}:", style="dim"))
+            console.print(Text(f"{printable(key)}:", style="dim"))
             console.print(
                 _inert(console, value), end="" if value.endswith("\n") else "\n", markup=False
             )
@@ -77,9 +77,11 @@ def render_result(console: Console, result: ToolResult) -> None:
         console.print(_inert(console, result.text), markup=False)
     for part in result.content:
         if isinstance(part, ImagePart):
-            console.print(Text(f"[image {part.mime_type}, {len(part.data)} base64 chars]", "dim"))
+            console.print(
+                Text(printable(f"[image {part.mime_type}, {len(part.data)} base64 chars]"), "dim")
+            )
         elif isinstance(part, ResourceLink):
-            console.print(Text(f"[resource {part.uri}]", "dim"))
+            console.print(Text(printable(f"[resource {part.uri}]"), "dim"))
     if result.truncated:
         console.print(Text("(output truncated to the output limit)", style="yellow"))
 

@@ -47,6 +47,18 @@ def add_compose(executor: Executor) -> ComposeTool:
     return compose
 
 
+def require_compose(*, as_json: bool) -> None:
+    """One line saying what to install when the ``compose`` extra is missing (never a
+    traceback from deep inside the server)."""
+    from invokit.compose._monty import _monty
+    from invokit.exceptions import MissingExtra
+
+    try:
+        _monty()
+    except MissingExtra as exc:
+        fail(str(exc), USAGE, as_json=as_json)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def compose(
@@ -77,6 +89,7 @@ def register(app: typer.Typer) -> None:
         Every tool is a function of the script (fs.read is fs_read). Exit status: 0 done,
         1 the script failed, 2 bad usage, 3 paused waiting for approval.
         """
+        require_compose(as_json=as_json)
         with reported(as_json=as_json):
             code = ""
             if resume is None:

@@ -80,10 +80,9 @@ class UntrustedConfigError(ConfigError):
 
 def _visible_line(text: str) -> str:
     """``text`` on one line, with control characters shown as escapes."""
-    return "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    from invokit._inert import printable
+
+    return printable(text)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

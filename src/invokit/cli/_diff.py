@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from invokit.cli._livelog import printable
+from invokit._inert import printable
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
@@ -108,7 +108,6 @@ def change_diff(request: ApprovalRequest, root: Path) -> Text | None:
 def _escaped(line: str) -> str:
     """A diff line with every control, format and line-separator character escaped, its line
     ending included (``\\r``, ``\\n``, ``\\u2028``): nothing in it is invisible."""
-    line = line.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
     return printable(line)
 
 

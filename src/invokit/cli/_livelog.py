@@ -9,13 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import time
-import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit.execution import Event
 
 if TYPE_CHECKING:
@@ -40,31 +40,11 @@ _VERDICT_STYLE = {
 }
 
 
-def printable(text: str) -> str:
-    """``text`` with control, format and unassigned characters escaped (``\\x1b``).
-
-    Arguments and reasons come from a model: they must not move the cursor, recolour or
-    rewrite the terminal (escape sequences), or reorder what a person reads (bidi controls).
-    """
-    if text.isprintable():  # the usual case, checked in C: nothing of those categories
-        return text
-    out: list[str] = []
-    for char in text:
-        if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:
-            out.append(char)
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-    return "".join(out)
-
-
-_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def inert(text: object, style: str = "") -> Text:
+def inert(text: object, style: str = "", *, keep_newlines: bool = False) -> Text:
     """``text`` as rich ``Text``: console markup (``[conceal]``) is not interpreted and control
-    characters are shown escaped. For anything a model, a tool or a server wrote."""
-    return Text(printable(str(text)), style=style)
+    characters and newlines are shown escaped (:func:`invokit._inert.printable`). For anything
+    a model, a tool or a server wrote."""
+    return Text(printable(str(text), keep_newlines=keep_newlines), style=style)
 
 
 def compact(value: Any, limit: int = 160) -> str:
@@ -98,16 +78,72 @@ def touches(permission: Any) -> str:
         verb, target = permission.method, permission.url
     else:
         verb, target = _VERBS.get(permission.kind, permission.kind), permission.target()
-    return printable(f"{verb} {target}").replace("\n", "\\n").replace("\t", "\\t")
+    return printable(f"{verb} {target}")
 
 
-def _stamp(when: float) -> Text:
-    return Text(time.strftime("%H:%M:%S", time.localtime(when)) + " ", style="dim")
+class Line:
+    """One line of the live log: pieces of inert text, each with a rich style.
+
+    Printed through rich (``console.print(line)``, via :meth:`__rich__`) or written straight
+    as ANSI (:meth:`ansi`): the live log runs on the event loop for every call, and building
+    a rich ``Text`` and laying it out costs more than the rest of the line.
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, text: str = "", style: str = "") -> None:
+        self._parts: list[tuple[str, str]] = [(text, style)] if text else []
+
+    def append(self, text: str, style: str = "") -> Line:
+        """Add ``text`` (already inert) in ``style``."""
+        if text:
+            self._parts.append((text, style))
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self._parts)
+
+    def text(self) -> Text:
+        """The line as rich ``Text``."""
+        line = Text()
+        for text, style in self._parts:
+            line.append(text, style=style or None)
+        return line
+
+    def __rich__(self) -> Text:
+        return self.text()
+
+    def ansi(self, color_system: str | None) -> str:
+        """The line with its styles as ANSI codes (none without a ``color_system``), as
+        ``Console.print`` writes a line that fits."""
+        if color_system is None:
+            return self.plain
+        out: list[str] = []
+        for text, style in self._parts:
+            if style:
+                before, after = _codes(style, color_system)
+                out.append(before + text + after)
+            else:
+                out.append(text)
+        return "".join(out)
+
+
+_stamps: dict[int, str] = {}
+
+
+def _stamp(when: float) -> Line:
+    second = int(when)
+    shown = _stamps.get(second)
+    if shown is None:
+        _stamps.clear()  # one second at a time: the cache never grows
+        shown = _stamps[second] = time.strftime("%H:%M:%S", time.localtime(second)) + " "
+    return Line(shown, "dim")
 
 
 def describe(
     record: Mapping[str, Any], arguments: Any = None, decision: Mapping[str, Any] | None = None
-) -> Text | None:
+) -> Line | None:
     """A line for one event (as ``Event.to_dict()`` gives it); ``None`` for steps not shown.
 
     ``arguments`` are the call's validated arguments; ``decision`` the data of its ``decided``
@@ -192,33 +228,6 @@ def describe(
     return None
 
 
-def ansi_line(line: Text, color_system: str | None) -> str:
-    """``line`` as text with its styles as ANSI codes (none without a ``color_system``), as
-    ``Console.print`` writes a line that fits: its spans must not overlap (``describe``'s
-    never do)."""
-    plain = line.plain
-    if color_system is None:
-        return plain
-    base = str(line.style or "")
-    out: list[str] = []
-    at = 0
-    for span in sorted(line.spans, key=lambda s: s.start):
-        if span.start > at:
-            out.append(_styled(plain[at : span.start], base, color_system))
-        out.append(_styled(plain[span.start : span.end], f"{base} {span.style}", color_system))
-        at = max(at, span.end)
-    out.append(_styled(plain[at:], base, color_system))
-    return "".join(out)
-
-
-def _styled(text: str, style: str, color_system: str) -> str:
-    style = style.strip()
-    if not style or not text:
-        return text
-    before, after = _codes(style, color_system)
-    return before + text + after
-
-
 @functools.lru_cache(maxsize=64)
 def _codes(style: str, color_system: str) -> tuple[str, str]:
     """The ANSI codes that open and close ``style``."""
@@ -250,7 +259,7 @@ class Narrator:
         self._denied: set[str] = set()
         self._callers: dict[str, str] = {}
 
-    def line(self, record: Mapping[str, Any]) -> Text | None:
+    def line(self, record: Mapping[str, Any]) -> Line | None:
         shown = self._line(record)
         caller = self._callers.get(str(record.get("call_id")))
         if shown is not None and caller is not None:
@@ -259,7 +268,7 @@ class Narrator:
             self._callers.pop(str(record.get("call_id")), None)
         return shown
 
-    def _line(self, record: Mapping[str, Any]) -> Text | None:
+    def _line(self, record: Mapping[str, Any]) -> Line | None:
         kind = record.get("type")
         data: Mapping[str, Any] = record.get("data") or {}
         call_id = str(record.get("call_id"))
@@ -320,7 +329,7 @@ class LiveLog:
         # One styled line needs none of rich's layout: writing it is about a tenth of
         # console.print's cost, and this runs on the event loop for every call.
         console = self.console
-        console.file.write(ansi_line(line, console.color_system) + "\n")
+        console.file.write(line.ansi(console.color_system) + "\n")
 
     def flush(self) -> None:
         self.console.file.flush()

@@ -59,7 +59,7 @@ def fail(message: str, code: int = USAGE, *, as_json: bool = False, **data: Any)
     if as_json:
         print_json({"error": {"message": message, **data}})
     else:
-        from invokit.cli._livelog import printable
+        from invokit._inert import printable
 
         # Messages may quote a server or a model: shown inert (no markup, no escapes).
         stderr().print(Text.assemble(("error: ", "bold red"), printable(message)))

@@ -14,8 +14,8 @@ import typer
 from rich.text import Text
 
 from invokit._calls import ToolCall
+from invokit._inert import printable
 from invokit.cli._arguments import ArgumentSyntaxError, merge_arguments
-from invokit.cli._livelog import printable
 from invokit.cli._options import (
     AllowShellOption,
     ArgsJsonOption,
@@ -194,9 +194,9 @@ def register(app: typer.Typer) -> None:
                 print_json(data)
                 return
             console = stdout()
-            console.print(Text(printable(explanation.render())))
+            console.print(Text(printable(explanation.render(), keep_newlines=True)))
             if why:
-                console.print(Text(f"  why: {why}"))
+                console.print(Text(f"  why: {printable(why)}"))
             for rule in used:
                 console.print(standing_text(rule))
             if covered is not None:

@@ -14,7 +14,7 @@ import anyio
 import typer
 from rich.text import Text
 
-from invokit.cli._livelog import printable
+from invokit._inert import printable
 from invokit.cli._options import (
     ConfigOption,
     JsonOption,

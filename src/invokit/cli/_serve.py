@@ -182,6 +182,10 @@ def register(app: typer.Typer) -> None:
                 fail("--approval-wait must be from 0 to 86400 seconds", USAGE, as_json=as_json)
             wait = settings.approval_wait if approval_wait is None else approval_wait
             _require_serving_extras(transport, as_json=as_json)
+            if compose:
+                from invokit.cli._compose import require_compose
+
+                require_compose(as_json=as_json)
             # A database that cannot be reached is one line now, not a traceback later.
             check_reachable(setup.state)
             secret: str | None = None
@@ -229,7 +233,8 @@ def register(app: typer.Typer) -> None:
                 if _in_use(exc):
                     fail(
                         f"port {port_number} on {address} is already in use: choose another "
-                        "with --port N, or --port 0 for any free one",
+                        "with --port N (or --port 0 for any free one); under make: "
+                        "make serve PORT=N",
                         USAGE,
                         as_json=as_json,
                     )
@@ -387,6 +392,7 @@ class _Server:
     async def run(self) -> None:
         from invokit.cli._journal import open_journal
         from invokit.cli._keyboard import KeyReader
+        from invokit.cli._logs import logs_through
         from invokit.cli._terminal import Board, TerminalApprover
         from invokit.mcp import serve
 
@@ -396,6 +402,8 @@ class _Server:
             # The live log and the approver share the bottom of the terminal: an open
             # question is pinned under the log lines.
             board = Board(self.console)
+            # What libraries log goes through the board too, inert, under the pinned question.
+            stack.enter_context(logs_through(lambda text: board.log(Text(text, style="dim"))))
             approver = None
             if self.asking:
                 reader = None
@@ -472,6 +480,7 @@ class _Server:
                             allow_shell=self.allow_shell,
                             token_source=self.token_source,
                             inbox=page,
+                            policy=executor.policy,
                         )
                     )
                     self.console.print(

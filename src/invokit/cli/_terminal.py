@@ -22,9 +22,10 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit.cli._diff import change_diff
 from invokit.cli._keyboard import KeyReader, LineReader, drop_typeahead
-from invokit.cli._livelog import printable, touches
+from invokit.cli._livelog import touches
 
 if TYPE_CHECKING:
     from invokit._spec import ToolSpec
@@ -70,13 +71,13 @@ class Board:
 def _one_line(text: str, limit: int = 300) -> str:
     """A model's text as one bounded row: newlines and tabs shown escaped, so it cannot draw
     rows of its own inside the panel."""
-    flat = printable(text).replace("\n", "\\n").replace("\t", "\\t")
+    flat = printable(text)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _exact(text: str) -> str:
     """A rule in full (never cut), with control characters and newlines shown escaped."""
-    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+    return printable(text)
 
 
 def request_panel(

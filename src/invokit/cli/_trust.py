@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from invokit._inert import printable
 from invokit.cli._config import (
     CONFIG_NAME,
     ConfigError,
@@ -102,14 +103,8 @@ def _terminal() -> bool:
 
 
 def visible(text: str) -> str:
-    """``text`` with every control and format character (escapes, bidi overrides, zero-width
-    marks) shown as a ``\\x..``/``\\u....`` escape; newlines and tabs kept."""
-    return "".join(
-        char
-        if char in "\n\t" or char.isprintable()
-        else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    """``text`` inert and on one line (:func:`invokit._inert.printable`)."""
+    return printable(text)
 
 
 def show(
@@ -141,7 +136,7 @@ def show(
     if previous is not None:
         when = datetime.datetime.fromtimestamp(previous.trusted_at).isoformat(timespec="seconds")
         console.print(Text(f"It changed since it was trusted ({when}).", style="bold yellow"))
-    lines = visible(source.text).split("\n")
+    lines = printable(source.text, keep_newlines=True).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     width = len(str(len(lines)))

@@ -18,9 +18,10 @@ BASE = "/inbox"
 def _e(text: object) -> str:
     """``text`` for the page: control, format and bidi characters shown as escapes (the
     terminal's rule, ``printable``), then HTML-escaped."""
-    from invokit.cli._livelog import printable
+    from invokit._inert import printable
 
-    return escape(printable(str(text)), quote=True)
+    # Newlines stay: the page lays out lines itself (indented JSON, diffs, audit data).
+    return escape(printable(str(text), keep_newlines=True), quote=True)
 
 
 def page(title: str, body: str, *, notice: str | None = None, kind: str = "info") -> str:

@@ -15,8 +15,24 @@ from urllib.parse import parse_qs
 Scope = dict[str, Any]
 
 
+MISSING = (
+    b"no token: this invokit server needs its token, in the URL its banner prints "
+    b"(?token=...) or as an Authorization: Bearer header.\n"
+)
+WRONG = (
+    b"wrong token: this is not the token of this invokit server; copy the URL from its "
+    b"banner again (--new-token changes it, and each served root has its own).\n"
+)
+NO_OAUTH = b"this invokit server has no OAuth: send its token (the URL its banner prints).\n"
+
+
 class TokenGate:
-    """ASGI middleware: HTTP requests without the token get 401 and never reach ``app``."""
+    """ASGI middleware: HTTP requests without the token get 401 and never reach ``app``.
+
+    The 401's body says whether the token was missing or wrong. It is a plain 401: no OAuth
+    resource metadata, and OAuth discovery (``/.well-known/oauth-*``) is answered 404, so a
+    client such as the MCP Inspector does not start an OAuth flow for a server that has none.
+    """
 
     def __init__(self, app: Any, token: str) -> None:
         if not token:
@@ -24,28 +40,37 @@ class TokenGate:
         self.app = app
         self._expected = token.encode()
 
-    def _allowed(self, scope: Scope) -> bool:
+    def _given(self, scope: Scope) -> bytes | None:
+        """The token the request sent (header first, then ``?token=``), or ``None``."""
         for name, value in scope.get("headers", ()):
             if name == b"authorization" and value[:7].lower() == b"bearer ":
-                return hmac.compare_digest(value[7:].strip(), self._expected)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        given = query.get("token", [""])[-1].encode()
-        return hmac.compare_digest(given, self._expected)
+                return bytes(value[7:].strip())
+        raw: bytes = scope.get("query_string", b"")
+        query = parse_qs(raw.decode("latin-1"))
+        if "token" in query:
+            return query["token"][-1].encode()
+        return None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self._allowed(scope):
-            body = b"Unauthorized: this invokit server needs its token (see its banner).\n"
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"text/plain; charset=utf-8"),
-                        (b"www-authenticate", b'Bearer realm="invokit"'),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        given = self._given(scope)
+        if given is not None and hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        if str(scope.get("path", "")).startswith("/.well-known/oauth"):
+            await _plain(send, 404, NO_OAUTH)
+        else:
+            await _plain(send, 401, MISSING if given is None else WRONG, challenge=True)
+
+
+async def _plain(send: Any, status: int, body: bytes, *, challenge: bool = False) -> None:
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if challenge:
+        headers.append((b"www-authenticate", b'Bearer realm="invokit"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -51,20 +51,20 @@ class Answer:
 def approval_question(request: ApprovalRequest) -> str:
     """The elicitation message for ``request``: tool, why, side effects, exact arguments, id."""
     lines = [
-        f"Allow the tool {printable(request.tool, keep_newlines=False)!r} to run?",
+        f"Allow the tool {printable(request.tool)!r} to run?",
         "",
-        f"Why approval is needed: {printable(request.reason or 'the policy asks', keep_newlines=False)}",
+        f"Why approval is needed: {printable(request.reason or 'the policy asks')}",
     ]
     if request.protected:
         runs = printable(request.protected, keep_newlines=False)
         lines.append(f"WARNING, an execution surface: {runs}. Approve only this once.")
     if request.rule:
-        lines.append(f"Policy rule: {printable(request.rule, keep_newlines=False)}")
+        lines.append(f"Policy rule: {printable(request.rule)}")
     if request.requests:
         lines.append("It will:")
         for item in request.requests:
-            target = printable(item.target(), keep_newlines=False)
-            lines.append(f"  - {printable(item.kind, keep_newlines=False)}: {target}")
+            target = printable(item.target())
+            lines.append(f"  - {printable(item.kind)}: {target}")
     lines += [
         "Arguments:",
         printable_json(request.arguments),
@@ -78,7 +78,7 @@ def read_answer(action: str, content: dict[str, Any] | None) -> Answer:
     """The person's answer from an elicitation result; anything unclear is not an approval."""
     reason = None
     if content is not None and isinstance(content.get("reason"), str) and content["reason"]:
-        reason = printable(str(content["reason"]), keep_newlines=False)[:500]
+        reason = printable(str(content["reason"]))[:500]
     if action == "accept":
         if content is not None and content.get(APPROVE_FIELD) is True:
             return Answer(verdict="approve")
@@ -181,7 +181,7 @@ def pending_message(
     (``Invokit-Client-Id``) keeps its session through any connection or replica. ``state`` is
     the ``--state`` the command needs.
     """
-    why = printable(request.reason or "the policy asks", keep_newlines=False)
+    why = printable(request.reason or "the policy asks")
     head = (
         f"Tool {request.tool!r} needs a person's approval before it runs ({why}). "
         f"Approval id: {request.id}. Nothing ran."

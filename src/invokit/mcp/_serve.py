@@ -159,8 +159,15 @@ async def _serve_http(
         page = inbox(security.allowed_hosts, security.allowed_origins)
         if page is not None:
             app = WithInbox(app, page)
+    # log_config=None: uvicorn's records go to the process's own logging (the command line
+    # renders them inert), not to a handler of its own that writes them raw.
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3, access_log=False
+        app,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        access_log=False,
     )
     http = uvicorn.Server(config)
     done = anyio.Event()

@@ -14,11 +14,10 @@ client that sent a progress token receives heartbeat progress notifications.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -57,6 +56,7 @@ from invokit.mcp._paging import cursor_after, name_in
 from invokit.mcp._principal import PRINCIPAL, Principal, principal_of, principal_session
 from invokit.mcp._progress import ProgressReporter
 from invokit.mcp._roots import ROOTS_STATE, client_roots
+from invokit.mcp._tracecontext import narrow_tracing, trace_context
 from invokit.mcp._waiting import wait_for_decision
 from invokit.registry import Registry
 
@@ -256,7 +256,7 @@ class ToolServer:
             # the approval id, sealed and bound to this tool and these arguments by the SDK.
             answer = read_input_response(params.input_responses, APPROVAL_INPUT)
             return await self._decide(ctx, params.request_state, answer, reporter)
-        with _trace_context(ctx.meta):
+        with trace_context(ctx.meta):
             outcome = await self.executor.execute(call, on_progress=reporter)
             if isinstance(outcome, Interrupted):
                 return await self._interrupted(ctx, outcome, reporter)
@@ -578,6 +578,8 @@ def build_server(
     # SDK's boundary seals it under a key of this process, bound to the call and its time.
     security = RequestStateSecurity.ephemeral(ttl=executor.limits.approval_ttl)
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    # The SDK's request span reads the trace context of _meta, never its baggage.
+    server.middleware = narrow_tracing(server.middleware)
     server.add_request_handler("tools/list", types.PaginatedRequestParams, handlers.list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     server.add_notification_handler(
@@ -587,33 +589,3 @@ def build_server(
         "notifications/roots/list_changed", types.NotificationParams, handlers.roots_changed
     )
     return server
-
-
-@contextlib.contextmanager
-def _trace_context(meta: Mapping[str, Any] | None) -> Iterator[None]:
-    """The client's trace context (``traceparent`` in the request's ``_meta``) as the current
-    one while the call runs, so its span joins the client's trace (when OpenTelemetry is
-    installed)."""
-    if not meta or not isinstance(meta.get("traceparent"), str):
-        yield
-        return
-    try:
-        from opentelemetry import context, propagate, trace
-    except ImportError:
-        yield
-        return
-    carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
-    extracted = propagate.extract(carrier)
-    remote = trace.get_current_span(extracted).get_span_context()
-    if not remote.is_valid or trace.get_current_span().get_span_context().trace_id == (
-        remote.trace_id
-    ):
-        # Nothing usable, or the SDK's server span already joined the client's trace: the
-        # tool span nests under that one.
-        yield
-        return
-    token = context.attach(extracted)
-    try:
-        yield
-    finally:
-        context.detach(token)
