@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # A full install satisfies serving; a serving-only install never satisfies the tests.
 STAMP := $(VENV)/.installed
 SERVE_STAMP := $(VENV)/.installed-serve
-DEBIAN_PACKAGES := bubblewrap ripgrep tmux postgresql libseccomp2
+DEBIAN_PACKAGES := bubblewrap ripgrep tmux postgresql libseccomp2 chromium
 SERVE_DEBIAN_PACKAGES := bubblewrap
 
 .PHONY: test serve lint typecheck pytest system-deps serve-deps install install-serve bench soak clean

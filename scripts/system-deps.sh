@@ -8,6 +8,7 @@ for pkg in "$@"; do
   case "$pkg" in
     bubblewrap) cmd=bwrap ;;
     ripgrep) cmd=rg ;;
+    chromium) cmd=chromium ;;  # the inbox's browser tests drive it with Playwright
     *) cmd=$pkg ;;
   esac
   if [ "$pkg" = libseccomp2 ]; then

@@ -7,15 +7,19 @@ scopes and lifetime a test asks for. It can rotate its signing key, and counts h
 key set is fetched.
 
 For tests of invokit as an OAuth client it also registers clients (``/register``, RFC 7591),
-signs a person in at ``/authorize`` (no page: it redirects at once with a code for
-``person``, checking the PKCE challenge at the token endpoint) and refreshes tokens; refresh
-tokens can be revoked, and refreshes are counted.
+signs a person in at ``/authorize`` (no page for a registered client: it redirects at once
+with a code for ``person``, checking the PKCE challenge at the token endpoint) and refreshes
+tokens; refresh tokens can be revoked, and refreshes are counted. As an OpenID Connect
+provider for any other client (the inbox) ``/authorize`` is a sign-in form (a user name, no
+password) that posts back and redirects with a code; its token answer carries an ID token for
+that client, with the request's ``nonce``.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import secrets
 import threading
@@ -158,6 +162,16 @@ class Issuer:
         back = {"code": code, "state": query.get("state", "")}
         return f"{query['redirect_uri']}?{urlencode(back)}"
 
+    def sign_in(self, form: dict[str, str]) -> str:
+        """The sign-in form posted (any client): the redirect with a code for its user."""
+        if form.get("response_type") != "code" or form.get("code_challenge_method") != "S256":
+            raise ValueError("bad authorization request")
+        code = secrets.token_urlsafe(16)
+        with self._lock:
+            self._codes[code] = {**form, "sub": form.get("username", "")}
+        back = {"code": code, "state": form.get("state", "")}
+        return f"{form['redirect_uri']}?{urlencode(back)}"
+
     def grant(self, form: dict[str, str]) -> dict[str, Any] | None:
         """The token response for an authorization code or refresh grant, or ``None``."""
         kind = form.get("grant_type")
@@ -165,6 +179,8 @@ class Issuer:
             if kind == "authorization_code":
                 asked = self._codes.pop(form.get("code", ""), None)
                 if asked is None or asked["client_id"] != form.get("client_id"):
+                    return None
+                if form.get("redirect_uri", asked["redirect_uri"]) != asked["redirect_uri"]:
                     return None
                 verifier = form.get("code_verifier", "").encode()
                 challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest())
@@ -181,8 +197,12 @@ class Issuer:
             refresh = secrets.token_urlsafe(16)
             self._refresh[refresh] = asked
         claims = self.claims(asked["sub"], asked.get("resource", ""), scope=asked.get("scope", ""))
+        identity = self.claims(asked["sub"], asked["client_id"])
+        if asked.get("nonce"):
+            identity["nonce"] = asked["nonce"]
         return {
             "access_token": self.current.sign(claims),
+            "id_token": self.current.sign(identity),
             "token_type": "Bearer",
             "expires_in": claims["exp"] - claims["iat"],
             "refresh_token": refresh,
@@ -208,6 +228,24 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _sign_in_page(self, query: dict[str, str]) -> None:
+            """The provider's sign-in form; the request's parameters travel on as fields."""
+            fields = "".join(
+                f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+                for k, v in query.items()
+            )
+            body = (
+                "<!doctype html><title>Test provider</title><h1>Sign in</h1>"
+                f'<form method="post" action="/authorize">{fields}'
+                '<input name="username" id="username"> <button id="login">Sign in</button>'
+                "</form>"
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
         def do_GET(self) -> None:
             if self.path == "/.well-known/openid-configuration":
                 self._json(200, issuer.document())
@@ -215,6 +253,9 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, issuer.jwks())
             elif self.path.startswith("/authorize?"):
                 query = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                if query.get("client_id") not in issuer._clients:
+                    self._sign_in_page(query)
+                    return
                 try:
                     location = issuer.authorize(query)
                 except (KeyError, ValueError):
@@ -232,6 +273,17 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length).decode()
             if self.path == "/register":
                 self._json(201, issuer.register(json.loads(body)))
+                return
+            if self.path == "/authorize":
+                try:
+                    location = issuer.sign_in({k: v[-1] for k, v in parse_qs(body).items()})
+                except (KeyError, ValueError):
+                    self._json(400, {"error": "invalid_request"})
+                    return
+                self.send_response(302)
+                self.send_header("location", location)
+                self.send_header("content-length", "0")
+                self.end_headers()
                 return
             if self.path != "/token":
                 self._json(404, {"error": "not_found"})

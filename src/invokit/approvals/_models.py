@@ -23,10 +23,10 @@ from invokit.permissions._deciders import Deciders, Person
 ApprovalScope: TypeAlias = Literal["once", "session", "always"]
 ApprovalStatus: TypeAlias = Literal["pending", "approved", "denied", "consumed", "expired"]
 ApprovalChannel: TypeAlias = Literal[
-    "terminal", "elicitation", "cli", "api", "approver", "executor"
+    "terminal", "elicitation", "cli", "inbox", "api", "approver", "executor"
 ]
 """Where a decision was made: the ``serve`` terminal, the MCP client's elicitation form,
-``invokit approvals approve|deny``, ``Executor.resume``, an inline ``approver``, or the
+``invokit approvals approve|deny``, the inbox page, ``Executor.resume``, an inline ``approver``, or the
 executor itself (a withdrawal: the caller went away)."""
 
 DEFAULT_TTL = 3600.0

@@ -104,44 +104,72 @@ async def _pending(state: State) -> list[Any]:
 async def _resolve(
     state: State, approval_id: str, approve: bool, scope: Scope, reason: str | None
 ) -> Any:
-    from invokit.approvals import ApprovalDecision
-    from invokit.exceptions import ApprovalNotPermitted
-    from invokit.execution._approving import not_permitted
-
     store = _open(state)
     try:
-        if approve and scope != "once":
-            # A change to an execution surface is approved once only, whatever was asked.
-            pending = await store.get(approval_id)
-            if pending.request.protected is not None:
-                scope = "once"
-        person = _person()
-        if approve:
-            decision = ApprovalDecision.approve(scope, by=_who(), channel="cli", person=person)
-            # Checked before it is recorded: the person is told now, and the question stays
-            # open for someone the policy names (the executor checks again before running).
-            why = not_permitted((await store.get(approval_id)).request, decision)
-            if why is not None:
-                raise ApprovalNotPermitted(approval_id, why)
-        else:
-            decision = ApprovalDecision.deny(reason, by=_who(), channel="cli", person=person)
-        # A "no" is final: it also withdraws a "yes" given elsewhere that has not run yet.
-        # An "always" rule is recorded by the executor that runs the call, for its project
-        # (and, for a remote tool, its server and pinned version): this command knows neither.
-        if approve:
-            record = await store.resolve(approval_id, decision)
-        else:
-            record = await store.withdraw(approval_id, decision)
-        # In the audit log at once, not only when a retry uses the approval (a PostgreSQL
-        # store writes it itself, in the transaction that records the decision).
-        if state.kind != "postgresql":
-            _audit(state, record.request, decision)
-        return record
+        return await decide(
+            state,
+            store,
+            approval_id,
+            approve,
+            scope,
+            reason,
+            by=_who(),
+            channel="cli",
+            person=_person(),
+        )
     finally:
         await store.close()
 
 
-def _audit(state: State, request: Any, decision: Any) -> None:
+async def decide(
+    state: State,
+    store: Any,
+    approval_id: str,
+    approve: bool,
+    scope: Scope,
+    reason: str | None,
+    *,
+    by: str,
+    channel: Literal["cli", "inbox"],
+    person: Any = None,
+) -> Any:
+    """Record a person's answer in ``store`` (of ``state``) and in the audit log: the one
+    decision path of ``invokit approvals`` and the inbox page. Raises the store's errors for a
+    question that is gone (decided, withdrawn, used, expired, unknown), and
+    ``ApprovalNotPermitted`` for a "yes" the policy does not let ``person`` give."""
+    from invokit.approvals import ApprovalDecision
+    from invokit.exceptions import ApprovalNotPermitted
+    from invokit.execution._approving import not_permitted
+
+    if approve and scope != "once":
+        # A change to an execution surface is approved once only, whatever was asked.
+        pending = await store.get(approval_id)
+        if pending.request.protected is not None:
+            scope = "once"
+    if approve:
+        decision = ApprovalDecision.approve(scope, by=by, channel=channel, person=person)
+        # Checked before it is recorded: the person is told now, and the question stays
+        # open for someone the policy names (the executor checks again before running).
+        why = not_permitted((await store.get(approval_id)).request, decision)
+        if why is not None:
+            raise ApprovalNotPermitted(approval_id, why)
+    else:
+        decision = ApprovalDecision.deny(reason, by=by, channel=channel, person=person)
+    # A "no" is final: it also withdraws a "yes" given elsewhere that has not run yet.
+    # An "always" rule is recorded by the executor that runs the call, for its project
+    # (and, for a remote tool, its server and pinned version): this command knows neither.
+    if approve:
+        record = await store.resolve(approval_id, decision)
+    else:
+        record = await store.withdraw(approval_id, decision)
+    # In the audit log at once, not only when a retry uses the approval (a PostgreSQL
+    # store writes it itself, in the transaction that records the decision).
+    if state.kind != "postgresql":
+        _audit(state, record.request, decision, channel)
+    return record
+
+
+def _audit(state: State, request: Any, decision: Any, channel: str = "cli") -> None:
     """Append the decision to the audit log ``serve`` and ``call`` write (the same state)."""
     from invokit.execution import JsonlAuditSink
     from invokit.execution._events import Event
@@ -160,7 +188,7 @@ def _audit(state: State, request: Any, decision: Any) -> None:
                 tool=request.tool,
                 time=time.time(),
                 session_id=request.session_id,
-                data=resolved_data(request, decision, channel="cli", root=None),
+                data=resolved_data(request, decision, channel=channel, root=None),
             )
         )
     finally:

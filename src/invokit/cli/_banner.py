@@ -101,9 +101,11 @@ def http_banner(
     allow_shell: Sequence[str] = (),
     token_source: str | None = None,
     policy: Policy | None = None,
+    inbox: str | None = None,
 ) -> Group:
-    """The banner for streamable HTTP: where, what, and how approvals work. How to connect
-    is :func:`connect_commands`, printed after it without wrapping.
+    """The banner for streamable HTTP: where, what, and how approvals work (and where the
+    inbox page is, when it is served). How to connect is :func:`connect_commands`, printed
+    after it without wrapping.
 
     ``policy`` is the one the server decides with (``--compose`` adds a rule allowing the
     compose tool), shown for each tool; default: the configured one."""
@@ -122,6 +124,7 @@ def http_banner(
             if asking
             else "through the client, or `invokit approvals` in another terminal",
         ),
+        *([("inbox", f"{inbox}  (answer questions in a browser)")] if inbox else []),
     ):
         facts.append(f"{label:<11}", style="dim")
         facts.append(printable(value) + "\n")

@@ -169,6 +169,9 @@ class AuthConfig:
     issuer: str
     audience: str | None = None
     scopes: tuple[str, ...] = ()
+    inbox_client_id: str | None = None
+    """The inbox's OpenID Connect client id at the issuer (a public client, PKCE); without it
+    no inbox is served with auth on."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -374,13 +377,14 @@ def _serve(checker: _Checker, document: Mapping[str, Any]) -> ServeConfig:
 def _auth(checker: _Checker, serve: Mapping[str, Any]) -> AuthConfig:
     where = ("serve", "auth")
     table = checker.table(serve, ("serve",), "auth")
-    checker.keys(table, where, {"issuer", "audience", "scopes"})
+    checker.keys(table, where, {"issuer", "audience", "scopes", "inbox_client_id"})
     if "issuer" not in table:
         raise checker.error("[serve.auth] needs the issuer whose tokens are accepted", where, None)
     auth = AuthConfig(
         issuer=checker.string(table, where, "issuer", default=None),
         audience=checker.string(table, where, "audience", default=None),
         scopes=checker.strings(table, where, "scopes", default=()) or (),
+        inbox_client_id=checker.string(table, where, "inbox_client_id", default=None),
     )
     try:
         from invokit.mcp._oauth_config import OAuthConfig

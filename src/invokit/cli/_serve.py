@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import anyio
 import typer
@@ -443,6 +443,7 @@ class _Server:
             state = self.setup.state.shown()
 
             def ready(url: str) -> None:
+                page = url.rpartition("/mcp")[0] + "/inbox" if inbox is not None else None
                 if self.token is not None:
                     # The token travels in the URL so that every client can use it as is.
                     url = f"{url}?token={self.token}"
@@ -460,6 +461,7 @@ class _Server:
                             "policy": self.setup.policy_source,
                             "state": state,
                             "tools": list(registry.names()),
+                            **({"inbox": page} if page is not None else {}),
                         },
                         sort_keys=True,
                     )
@@ -477,6 +479,7 @@ class _Server:
                             name=self.setup.config.serve.name,
                             allow_shell=self.allow_shell,
                             token_source=self.token_source,
+                            inbox=page,
                             policy=executor.policy,
                         )
                     )
@@ -501,6 +504,8 @@ class _Server:
                             )
                         )
 
+            inbox = self._inbox(executor)
+
             def serving(url: str) -> None:
                 ready(url)
                 _settle_heap()
@@ -518,4 +523,35 @@ class _Server:
                 approval_wait=self.approval_wait,
                 auth=self.auth,
                 approval_lease=self.setup.config.serve.approval_lease,
+                inbox=inbox,
             )
+
+    def _inbox(self, executor: Any) -> Any:
+        """What makes the inbox page (``/inbox``) over HTTP, when people can sign in to it:
+        with the serve token, or OpenID Connect at the issuer of ``[serve.auth]``."""
+        if self.transport != "http" or (self.token is None and self.auth is None):
+            return None
+        settings = self.setup.config.serve.auth
+        if self.auth is not None and (settings is None or not settings.inbox_client_id):
+            return None  # with auth on, people sign in by OpenID Connect: it needs a client id
+        from invokit.inbox import InboxSettings, inbox_app
+
+        def make(hosts: Sequence[str], origins: Sequence[str]) -> Any:
+            oidc = None
+            if self.auth is not None:
+                from invokit.inbox._oidc import sign_in
+
+                oidc = sign_in(settings, origins)
+            return inbox_app(
+                InboxSettings(
+                    store=executor.approvals,
+                    state=self.setup.state,
+                    hosts=hosts,
+                    origins=origins,
+                    token=self.token,
+                    oidc=oidc,
+                    root=self.setup.config.root,
+                )
+            )
+
+        return make

@@ -33,6 +33,7 @@ async def serve(
     approval_wait: float = 0.0,
     auth: OAuthConfig | None = None,
     approval_lease: float = DEFAULT_LEASE,
+    inbox: Callable[[Sequence[str], Sequence[str]], Any] | None = None,
 ) -> None:
     """Serve ``registry`` through ``executor`` as an MCP server until cancelled.
 
@@ -66,6 +67,9 @@ async def serve(
             question in the store, renewed every third of that while its client is
             connected: a question whose lease runs out (its client or this server went away)
             is withdrawn in every process that shares the store. ``0`` holds none.
+        inbox: over HTTP, makes the ASGI app served under ``/inbox`` (the approval inbox,
+            which signs its people in itself) from the ``Host`` values and origins the
+            server answers to.
     """
     if auth is not None and token is not None:
         raise ValueError("give a token or auth, not both")
@@ -88,7 +92,7 @@ async def serve(
         return
     if transport != "http":
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-    await _serve_http(server, host, port, tuple(allowed_origins), ready, token, auth, name)
+    await _serve_http(server, host, port, tuple(allowed_origins), ready, token, auth, name, inbox)
 
 
 def security_settings(host: str, port: int, allowed_origins: Sequence[str] = ()) -> Any:
@@ -133,6 +137,7 @@ async def _serve_http(
     token: str | None = None,
     auth: OAuthConfig | None = None,
     name: str = "invokit",
+    inbox: Callable[[Sequence[str], Sequence[str]], Any] | None = None,
 ) -> None:
     import uvicorn
 
@@ -142,7 +147,8 @@ async def _serve_http(
     family = sock.family
     bound = sock.getsockname()[1]
     app: Any
-    app, sessions = http_app(server, security=security_settings(host, bound, allowed_origins))
+    security = security_settings(host, bound, allowed_origins)
+    app, sessions = http_app(server, security=security)
     shown = f"[{host}]" if family == socket.AF_INET6 and not host.startswith("[") else host
     url = f"http://{shown}:{bound}/mcp"
     if token is not None:
@@ -153,6 +159,13 @@ async def _serve_http(
         from invokit.mcp._resource_server import ResourceServerGate
 
         app = ResourceServerGate(app, auth, resource=auth.audience or url, name=name)
+    if inbox is not None:
+        from invokit.inbox import WithInbox
+
+        # In front of the gate: the inbox signs people in with cookies, not bearer tokens.
+        page = inbox(security.allowed_hosts, security.allowed_origins)
+        if page is not None:
+            app = WithInbox(app, page)
     # log_config=None: uvicorn's records go to the process's own logging (the command line
     # renders them inert), not to a handler of its own that writes them raw.
     config = uvicorn.Config(

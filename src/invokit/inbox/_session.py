@@ -1,0 +1,107 @@
+"""The inbox's sign-in session: a cookie the server signs (HMAC-SHA256 from the standard
+library), so a browser can hold who signed in without the server keeping a table of sessions.
+
+The cookie carries who signed in, the session's CSRF token and when it ends, as base64url JSON,
+then a dot and the HMAC of that text under a secret only this server process (or the fleet,
+given the same secret) knows. A cookie that does not verify, or has ended, is no session.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+COOKIE = "invokit_inbox"
+LIFETIME = 8 * 3600.0
+"""Seconds a sign-in lasts: a working day."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Session:
+    """A signed-in person."""
+
+    who: dict[str, str] | None
+    """The person's issuer and subject (``{"iss": ..., "sub": ...}``) with ``[serve.auth]``;
+    ``None`` for whoever holds the serve token (auth off: one identity)."""
+    csrf: str
+    """The token every state-changing form of this session must carry."""
+    expires_at: float
+
+    @property
+    def name(self) -> str:
+        """How the person is named in decisions and on the page."""
+        if self.who is None:
+            return "token holder"
+        return f"{self.who['sub']} ({self.who['iss']})"
+
+    def owns(self, caller: dict[str, str] | None) -> bool:
+        """Whether this person may see and answer a question asked by ``caller``: with auth
+        off every question; with auth on only their own."""
+        if self.who is None:
+            return True
+        return caller is not None and caller == self.who
+
+
+class Signer:
+    """Makes and checks session cookies under one secret."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+
+    def new(self, who: dict[str, str] | None, *, now: float | None = None) -> Session:
+        started = time.time() if now is None else now
+        return Session(who=who, csrf=secrets.token_urlsafe(24), expires_at=started + LIFETIME)
+
+    def dumps(self, session: Session) -> str:
+        return self.seal({"who": session.who, "csrf": session.csrf, "exp": session.expires_at})
+
+    def loads(self, cookie: str | None, *, now: float | None = None) -> Session | None:
+        """The session in ``cookie``; ``None`` when there is none, it was not signed here,
+        it is malformed or it has ended."""
+        body = self.unseal(cookie, now=now)
+        if body is None:
+            return None
+        who, csrf = body.get("who"), body.get("csrf")
+        if not isinstance(csrf, str) or (who is not None and not _principal(who)):
+            return None
+        return Session(who=who, csrf=csrf, expires_at=float(body["exp"]))
+
+    def seal(self, body: dict[str, Any]) -> str:
+        """``body`` (with an ``exp`` time) as signed text."""
+        text = base64.urlsafe_b64encode(json.dumps(body, sort_keys=True).encode()).decode()
+        return f"{text}.{self._mac(text)}"
+
+    def unseal(self, sealed: str | None, *, now: float | None = None) -> dict[str, Any] | None:
+        """What :meth:`seal` signed; ``None`` when not signed here, malformed or past ``exp``."""
+        if not sealed or "." not in sealed:
+            return None
+        text, _, mac = sealed.rpartition(".")
+        if not hmac.compare_digest(mac, self._mac(text)):
+            return None
+        try:
+            body: Any = json.loads(base64.urlsafe_b64decode(text.encode()))
+        except ValueError:
+            return None
+        if not isinstance(body, dict) or not isinstance(body.get("exp"), (int, float)):
+            return None
+        if (time.time() if now is None else now) >= body["exp"]:
+            return None
+        return body
+
+    def _mac(self, text: str) -> str:
+        digest = hmac.new(self._secret, text.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _principal(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and set(value) == {"iss", "sub"}
+        and all(isinstance(v, str) for v in value.values())
+    )
