@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from invokit import ToolCall
-from invokit.approvals import SqliteApprovalStore
+from invokit.approvals import ApprovalStore, SqliteApprovalStore
 from invokit.builtin import filesystem
 from invokit.cli._livelog import describe
 from invokit.execution import ApprovalRequired, Completed, Executor, Interrupted, Outcome
@@ -60,7 +60,7 @@ def _write(call_id: str, path: str, session: str | None = "s1") -> ToolCall:
     )
 
 
-def _executor(tmp_path: Path, *sinks: object, store: SqliteApprovalStore | None = None) -> Executor:
+def _executor(tmp_path: Path, *sinks: object, store: ApprovalStore | None = None) -> Executor:
     (tmp_path / "work").mkdir(exist_ok=True)
     return Executor(
         filesystem(tmp_path / "work"),
@@ -99,14 +99,25 @@ async def test_a_call_under_a_session_grant_names_the_grant_who_gave_it_and_when
     await executor.aclose()
 
 
-async def test_a_grant_given_through_another_executor_names_its_giver(tmp_path: Path) -> None:
-    """Two executors on one SQLite file (two replicas, or one process before and after a
-    restart): a session grant given through the first, which then closes, is used through the
-    second, whose audit record (JSON Lines, and its line in the live log and `invokit audit`)
-    names the same g_ grant, who gave it, when and the approval that gave it."""
-    path = tmp_path / "state" / "approvals.sqlite3"
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_grant_given_through_another_executor_names_its_giver(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Two executors on one SQLite file or PostgreSQL database (two replicas, or one process
+    before and after a restart): a session grant given through the first, which then closes,
+    is used through the second, whose audit record (JSON Lines, and its line in the live log
+    and `invokit audit`) names the same g_ grant, who gave it, when and the approval that gave
+    it."""
+
+    def opened() -> ApprovalStore:
+        if kind == "sqlite":
+            return SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
+        from invokit.postgres import PostgresApprovalStore
+
+        return PostgresApprovalStore(request.getfixturevalue("postgres_url"))
+
     giver_events = Events()
-    giver = _executor(tmp_path, giver_events, store=SqliteApprovalStore(path))
+    giver = _executor(tmp_path, giver_events, store=opened())
     first = _asked(await giver.execute(_write("1", "a.txt")))
     await giver.resume(first.id, approve=True, scope="session", by="ana")
     assert isinstance(await giver.execute(_write("2", "b.txt")), Completed)
@@ -114,7 +125,7 @@ async def test_a_grant_given_through_another_executor_names_its_giver(tmp_path: 
     await giver.aclose()
 
     audit = JsonlAuditSink(tmp_path / "audit" / "audit.jsonl")
-    other = _executor(tmp_path, audit, store=SqliteApprovalStore(path))
+    other = _executor(tmp_path, audit, store=opened())
     assert isinstance(await other.execute(_write("3", "c.txt")), Completed)
     approved = (await other.approvals.get(first.id)).resolved_at
     await other.aclose()
