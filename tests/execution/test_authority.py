@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from invokit import ToolCall
-from invokit.approvals import SqliteApprovalStore
+from invokit.approvals import ApprovalStore, SqliteApprovalStore
 from invokit.builtin import filesystem
+from invokit.cli._livelog import describe
 from invokit.execution import ApprovalRequired, Completed, Executor, Interrupted, Outcome
 from invokit.execution._audit_jsonl import JsonlAuditSink
 from invokit.execution._audit_sqlite import SqliteAuditSink
@@ -59,7 +60,7 @@ def _write(call_id: str, path: str, session: str | None = "s1") -> ToolCall:
     )
 
 
-def _executor(tmp_path: Path, *sinks: object, store: SqliteApprovalStore | None = None) -> Executor:
+def _executor(tmp_path: Path, *sinks: object, store: ApprovalStore | None = None) -> Executor:
     (tmp_path / "work").mkdir(exist_ok=True)
     return Executor(
         filesystem(tmp_path / "work"),
@@ -98,23 +99,46 @@ async def test_a_call_under_a_session_grant_names_the_grant_who_gave_it_and_when
     await executor.aclose()
 
 
-async def test_a_grant_given_by_another_process_is_named_without_a_giver(
-    tmp_path: Path,
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_grant_given_through_another_executor_names_its_giver(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    """A session grant recorded by another executor on the same store (another replica) is
-    named by the same g_ id; who gave it is not claimed, since this process does not know."""
-    events = Events()
-    store = SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
-    giver = _executor(tmp_path, store=store)
+    """Two executors on one SQLite file or PostgreSQL database (two replicas, or one process
+    before and after a restart): a session grant given through the first, which then closes,
+    is used through the second, whose audit record (JSON Lines, and its line in the live log
+    and `invokit audit`) names the same g_ grant, who gave it, when and the approval that gave
+    it."""
+
+    def opened() -> ApprovalStore:
+        if kind == "sqlite":
+            return SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3")
+        from invokit.postgres import PostgresApprovalStore
+
+        return PostgresApprovalStore(request.getfixturevalue("postgres_url"))
+
+    giver_events = Events()
+    giver = _executor(tmp_path, giver_events, store=opened())
     first = _asked(await giver.execute(_write("1", "a.txt")))
     await giver.resume(first.id, approve=True, scope="session", by="ana")
-    other = _executor(tmp_path, events, store=SqliteApprovalStore(store.path))
-    assert isinstance(await other.execute(_write("2", "b.txt")), Completed)
-    authority = events.completed("2")["authority"]
-    assert authority["id"] == giver._grants[authority["id"]].id
-    assert "by" not in authority and "at" not in authority
+    assert isinstance(await giver.execute(_write("2", "b.txt")), Completed)
+    given = giver_events.completed("2")["authority"]
     await giver.aclose()
+
+    audit = JsonlAuditSink(tmp_path / "audit" / "audit.jsonl")
+    other = _executor(tmp_path, audit, store=opened())
+    assert isinstance(await other.execute(_write("3", "c.txt")), Completed)
+    approved = (await other.approvals.get(first.id)).resolved_at
     await other.aclose()
+    (done,) = [r for r in audit.records("3") if r["type"] == "completed"]
+    authority = done["data"]["authority"]
+    assert authority == given  # the same grant, giver, time and approval on both
+    assert authority["by"] == "ana" and authority["approval_id"] == first.id
+    assert authority["kind"] == "session" and authority["id"].startswith("g_")
+    assert authority["at"] == approved
+    line = describe(done, {"path": "c.txt"})
+    assert line is not None
+    stamp = time.strftime("%H:%M", time.localtime(approved))
+    assert f"(session grant {authority['id']} by ana at {stamp})" in line.plain
 
 
 async def test_a_call_under_an_always_rule_names_the_rule(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from invokit.approvals._models import (
     ApprovalStatus,
 )
 from invokit.approvals._sqlite import SqliteApprovalStore
-from invokit.approvals._standing import StandingRule
+from invokit.approvals._standing import SessionGrant, StandingRule
 from invokit.approvals._store import ApprovalStore
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "ApprovalStore",
     "LeasedStore",
     "MemoryApprovalStore",
+    "SessionGrant",
     "SqliteApprovalStore",
     "StandingRule",
     "always_rule_preview",

@@ -18,7 +18,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.approvals._standing import StandingRule, matches
+from invokit.approvals._standing import SessionGrant, StandingRule, matches
 from invokit.approvals._store import (
     already_stored,
     consume_refusal,
@@ -44,7 +44,7 @@ class MemoryApprovalStore:
         # One lock makes each check-and-set atomic, across tasks and across threads.
         self._lock = threading.Lock()
         self._records: dict[str, ApprovalRecord] = {}
-        self._sessions: set[tuple[str, str, str, str | None]] = set()
+        self._sessions: dict[tuple[str, str, str, str | None], SessionGrant] = {}
         self._rules: list[StandingRule] = []
         self._interrupts: dict[str, tuple[dict[str, Any], float, bool]] = {}
         # (call id, session, project) -> the newest approval asked for that call
@@ -271,21 +271,49 @@ class MemoryApprovalStore:
             return None if approval_id is None else self._current(approval_id)
 
     async def grant_session(
-        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+        self,
+        session_id: str,
+        tool: str,
+        spec_fingerprint: str,
+        *,
+        project: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+        approval_id: str | None = None,
     ) -> None:
+        grant = SessionGrant(
+            session_id=session_id,
+            tool=tool,
+            spec_fingerprint=spec_fingerprint,
+            project=project,
+            at=self._clock() if at is None else at,
+            by=by,
+            approval_id=approval_id,
+        )
         with self._lock:
-            self._sessions.add((session_id, tool, spec_fingerprint, project))
+            # The first grant is the one calls ran under: granting again keeps its giver.
+            self._sessions.setdefault((session_id, tool, spec_fingerprint, project), grant)
 
     async def has_session_grant(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
     ) -> bool:
+        return (
+            await self.session_grant(session_id, tool, spec_fingerprint, project=project)
+            is not None
+        )
+
+    async def session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> SessionGrant | None:
         with self._lock:
-            return (session_id, tool, spec_fingerprint, project) in self._sessions
+            return self._sessions.get((session_id, tool, spec_fingerprint, project))
 
     async def revoke_session(self, session_id: str) -> None:
         """Forget every grant of ``session_id``."""
         with self._lock:
-            self._sessions = {grant for grant in self._sessions if grant[0] != session_id}
+            self._sessions = {
+                key: grant for key, grant in self._sessions.items() if key[0] != session_id
+            }
 
     async def add_always_rule(
         self,

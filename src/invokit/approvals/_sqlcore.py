@@ -21,7 +21,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.approvals._standing import StandingRule
+from invokit.approvals._standing import SessionGrant, StandingRule
 from invokit.approvals._store import effective_status
 
 RECORD = "status, request, decision, resolved_at, consumed_at, expires_at, lease_until"
@@ -29,6 +29,10 @@ RECORD = "status, request, decision, resolved_at, consumed_at, expires_at, lease
 
 RULE = "id, rule, project, server, fingerprint, created_at, by"
 """The columns :func:`standing` reads, in its order."""
+
+GRANT = "session_id, tool, spec_fingerprint, project, granted_at, by, approval_id"
+"""The columns of a session grant, in the order :func:`grant_row` gives and :func:`grant`
+reads them."""
 
 
 def _same(text: Any) -> Any:
@@ -102,6 +106,35 @@ def standing(row: tuple[Any, ...], text: Callable[[Any], Any] = _same) -> Standi
         fingerprint=text(fingerprint) or None,
         created_at=created_at,
         by=text(by),
+    )
+
+
+def grant_row(grant: SessionGrant, text: Callable[[Any], Any] = _same) -> tuple[Any, ...]:
+    """The values of :data:`GRANT` for ``grant``; ``text`` stores each text column (PostgreSQL's
+    escaping)."""
+    return (
+        text(grant.session_id),
+        text(grant.tool),
+        text(grant.spec_fingerprint),
+        text(grant.project),
+        grant.at,
+        text(grant.by),
+        text(grant.approval_id),
+    )
+
+
+def grant(row: tuple[Any, ...], text: Callable[[Any], Any] = _same) -> SessionGrant:
+    """The session grant a row of :data:`GRANT` holds (``by`` and ``approval_id`` are ``NULL``
+    in a row recorded before stores kept them)."""
+    session_id, tool, fingerprint, project, at, by, approval_id = row
+    return SessionGrant(
+        session_id=text(session_id),
+        tool=text(tool),
+        spec_fingerprint=text(fingerprint),
+        project=text(project),
+        at=at,
+        by=text(by),
+        approval_id=text(approval_id),
     )
 
 

@@ -24,9 +24,9 @@ import anyio.to_thread
 from invokit._state import store_file
 from invokit.approvals import _sqlcore as core
 from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
-from invokit.approvals._sqlcore import RECORD, RULE, SQLITE
+from invokit.approvals._sqlcore import GRANT, RECORD, RULE, SQLITE
 from invokit.approvals._sqlite_schema import SCHEMA_VERSION, open_schema
-from invokit.approvals._standing import StandingRule
+from invokit.approvals._standing import SessionGrant, StandingRule
 from invokit.approvals._store import (
     already_stored,
     consume_refusal,
@@ -382,17 +382,35 @@ class SqliteApprovalStore:
         return await self._run(select)
 
     async def grant_session(
-        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+        self,
+        session_id: str,
+        tool: str,
+        spec_fingerprint: str,
+        *,
+        project: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+        approval_id: str | None = None,
     ) -> None:
         key = (session_id, tool, spec_fingerprint, project)
+        given = SessionGrant(
+            session_id=session_id,
+            tool=tool,
+            spec_fingerprint=spec_fingerprint,
+            project=project,
+            at=self._clock() if at is None else at,
+            by=by,
+            approval_id=approval_id,
+        )
 
         def insert(conn: sqlite3.Connection) -> None:
-            # One statement: a grant already there (``project IS ?`` also matches NULL) is kept.
+            # One statement: a grant already there (``project IS ?`` also matches NULL) is kept,
+            # with its giver.
             conn.execute(
-                "INSERT INTO session_grants (session_id, tool, spec_fingerprint, project, "
-                "granted_at) SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM session_grants "
+                f"INSERT INTO session_grants ({GRANT}) SELECT ?, ?, ?, ?, ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM session_grants "
                 "WHERE session_id = ? AND tool = ? AND spec_fingerprint = ? AND project IS ?)",
-                (*key, self._clock(), *key),
+                (*core.grant_row(given), *key),
             )
 
         await self._run(insert)
@@ -400,13 +418,19 @@ class SqliteApprovalStore:
     async def has_session_grant(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
     ) -> bool:
-        def select(conn: sqlite3.Connection) -> bool:
+        found = await self.session_grant(session_id, tool, spec_fingerprint, project=project)
+        return found is not None
+
+    async def session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> SessionGrant | None:
+        def select(conn: sqlite3.Connection) -> SessionGrant | None:
             row = conn.execute(
-                "SELECT 1 FROM session_grants WHERE session_id = ? AND tool = ? "
-                "AND spec_fingerprint = ? AND project IS ?",
+                f"SELECT {GRANT} FROM session_grants WHERE session_id = ? AND tool = ? "
+                "AND spec_fingerprint = ? AND project IS ? ORDER BY granted_at, rowid LIMIT 1",
                 (session_id, tool, spec_fingerprint, project),
             ).fetchone()
-            return row is not None
+            return None if row is None else core.grant(row)
 
         return await self._run(select)
 

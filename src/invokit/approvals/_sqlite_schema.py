@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS session_grants (
     tool TEXT NOT NULL,
     spec_fingerprint TEXT NOT NULL,
     project TEXT,
-    granted_at REAL NOT NULL
+    granted_at REAL NOT NULL,
+    by TEXT,
+    approval_id TEXT
 );
 CREATE INDEX IF NOT EXISTS session_grants_key
     ON session_grants (session_id, tool, spec_fingerprint, project);
@@ -157,6 +159,21 @@ def _add_leases(conn: sqlite3.Connection) -> None:
     conn.execute(_LEASE_INDEX)
 
 
+def _add_givers(conn: sqlite3.Connection) -> None:
+    """The ``by`` and ``approval_id`` columns of ``session_grants`` (who gave a grant, by
+    answering which approval), added to a file written before them: nullable columns, so older
+    invokit still reads the file, and its grants read back with no giver."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(session_grants)").fetchall()}
+    for column in ("by", "approval_id"):
+        if column in columns:
+            continue
+        try:
+            conn.execute(f"ALTER TABLE session_grants ADD COLUMN {column} TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
+
+
 _INTERRUPTS = """
 CREATE TABLE IF NOT EXISTS interrupts (
     id TEXT PRIMARY KEY,
@@ -174,4 +191,5 @@ def open_schema(conn: sqlite3.Connection, clock: Callable[[], float]) -> None:
     conn.executescript(_INTERRUPTS)
     conn.executescript(_CALLS)
     _add_leases(conn)
-    _migrate(conn, clock)
+    _migrate(conn, clock)  # creates session_grants in a new file: its columns come after
+    _add_givers(conn)

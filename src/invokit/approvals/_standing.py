@@ -99,3 +99,26 @@ def matches(record: StandingRule, key: str, project: str | None) -> bool:
     if record.id == key:
         return True
     return record.rule == key and (project is None or record.project == project)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionGrant:
+    """A session grant as a store records it: what it covers, who gave it and when, so every
+    replica (and a restarted process) can name its giver."""
+
+    session_id: str
+    """The session it covers the tool in."""
+    tool: str
+    """The tool's name."""
+    spec_fingerprint: str
+    """The tool version it covers."""
+    project: str | None
+    """The project it applies in (``None``: recorded without one)."""
+    at: float
+    """When it was given (``time.time()``): the decision's time when the giver passed it, else
+    when the store recorded it."""
+    by: str | None = None
+    """Who gave it (the decision's ``by``); ``None`` when unknown (a grant recorded before
+    stores kept givers, or by a caller that named nobody)."""
+    approval_id: str | None = None
+    """The approval whose answer gave it, when known."""

@@ -11,7 +11,7 @@ from invokit.approvals._models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from invokit.approvals._standing import StandingRule, check_scope
+from invokit.approvals._standing import SessionGrant, StandingRule, check_scope
 from invokit.exceptions import (
     ApprovalAlreadyUsed,
     ApprovalError,
@@ -103,9 +103,26 @@ class ApprovalStore(Protocol):
         ...
 
     async def grant_session(
-        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+        self,
+        session_id: str,
+        tool: str,
+        spec_fingerprint: str,
+        *,
+        project: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+        approval_id: str | None = None,
     ) -> None:
-        """Approve this tool version for the rest of ``session_id``, in ``project`` only."""
+        """Approve this tool version for the rest of ``session_id``, in ``project`` only;
+        ``by``, ``at`` (the store's clock when ``None``) and ``approval_id`` say who gave it,
+        when and by answering which approval. A grant already recorded keeps its giver."""
+        ...
+
+    async def session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> SessionGrant | None:
+        """The grant of ``session_id`` that covers this tool version in ``project`` (matched as
+        :meth:`has_session_grant` does), with who gave it and when; ``None`` when there is none."""
         ...
 
     async def has_session_grant(

@@ -47,6 +47,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest, StandingRule
+    from invokit.approvals._standing import SessionGrant
     from invokit.execution._executor import Executor
     from invokit.permissions import Decision, Explanation, Policy, ToolPolicy
 
@@ -145,19 +146,12 @@ async def standing_grant(
             rule = pinned_match(ex, spec, args) or _covering(ex, prepared, args, requests)
             if rule is not None:
                 return rule_authority(rule)
-        if (
-            call.session_id is not None
-            and not decision.targeted
-            and not protected
-            and await ex.approvals.has_session_grant(
+        if call.session_id is not None and not decision.targeted and not protected:
+            grant = await ex.approvals.session_grant(
                 call.session_id, spec.name, spec.fingerprint, project=ex.project
             )
-        ):
-            key = grant_id(call.session_id, str(spec.name), spec.fingerprint, ex.project)
-            # Who gave it is known when this executor recorded it; the store keeps no giver.
-            return ex._grants.get(key) or session_authority(
-                call.session_id, str(spec.name), spec.fingerprint, ex.project
-            )
+            if grant is not None:
+                return _grant_authority(ex, grant)
         request = await ex.approvals.find_approved(
             spec.name, spec.fingerprint, canonical_hash(args), call.session_id, project=ex.project
         )
@@ -175,6 +169,25 @@ async def standing_grant(
         return record.request
     except ApprovalError:
         return None
+
+
+def _grant_authority(ex: Executor, grant: SessionGrant) -> Authority:
+    """The authority of a session grant as the store recorded it: who gave it, when and by
+    answering which approval, whichever replica (or earlier process) recorded it."""
+    known = ex._grants.get(
+        grant_id(grant.session_id, grant.tool, grant.spec_fingerprint, grant.project)
+    )
+    if known is not None and grant.by is None and grant.approval_id is None:
+        return known  # a row recorded before stores kept givers: what this executor saw
+    return session_authority(
+        grant.session_id,
+        grant.tool,
+        grant.spec_fingerprint,
+        grant.project,
+        by=grant.by,
+        at=grant.at,
+        approval_id=grant.approval_id,
+    )
 
 
 def _covering(
@@ -222,10 +235,17 @@ async def record_scope(
     session_id = request.call.session_id
     if scope == "session" and session_id is not None:
         spec = prepared.spec
-        await ex.approvals.grant_session(
-            session_id, spec.name, spec.fingerprint, project=ex.project
-        )
         by, at = await _decided(ex, request.id)
+        # The store keeps who gave it, so a call on another replica can name them too.
+        await ex.approvals.grant_session(
+            session_id,
+            spec.name,
+            spec.fingerprint,
+            project=ex.project,
+            by=by,
+            at=at,
+            approval_id=request.id,
+        )
         authority = session_authority(
             session_id,
             str(spec.name),

@@ -19,8 +19,8 @@ from typing import Any
 
 from invokit.approvals import _sqlcore as core
 from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
-from invokit.approvals._sqlcore import POSTGRES, RECORD, RULE
-from invokit.approvals._standing import StandingRule
+from invokit.approvals._sqlcore import GRANT, POSTGRES, RECORD, RULE
+from invokit.approvals._standing import SessionGrant, StandingRule
 from invokit.approvals._store import (
     already_stored,
     consume_refusal,
@@ -456,31 +456,50 @@ class PostgresApprovalStore:
             return next_allowed(times, limit, window)
 
     async def grant_session(
-        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+        self,
+        session_id: str,
+        tool: str,
+        spec_fingerprint: str,
+        *,
+        project: str | None = None,
+        by: str | None = None,
+        at: float | None = None,
+        approval_id: str | None = None,
     ) -> None:
+        given = SessionGrant(
+            session_id=session_id,
+            tool=tool,
+            spec_fingerprint=spec_fingerprint,
+            project=project,
+            at=self._clock() if at is None else at,
+            by=by,
+            approval_id=approval_id,
+        )
         async with self._db.connection() as conn:
+            # A grant already there is kept, with its giver.
             await conn.execute(
-                "INSERT INTO invokit_session_grants (session_id, tool, spec_fingerprint, "
-                "project, granted_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (
-                    stored(session_id),
-                    stored(tool),
-                    stored(spec_fingerprint),
-                    stored(project),
-                    self._clock(),
-                ),
+                f"INSERT INTO invokit_session_grants ({GRANT}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                core.grant_row(given, stored),
             )
 
     async def has_session_grant(
         self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
     ) -> bool:
+        found = await self.session_grant(session_id, tool, spec_fingerprint, project=project)
+        return found is not None
+
+    async def session_grant(
+        self, session_id: str, tool: str, spec_fingerprint: str, *, project: str | None = None
+    ) -> SessionGrant | None:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                "SELECT 1 FROM invokit_session_grants WHERE session_id = %s AND tool = %s "
-                "AND spec_fingerprint = %s AND project IS NOT DISTINCT FROM %s",
+                f"SELECT {GRANT} FROM invokit_session_grants WHERE session_id = %s "
+                "AND tool = %s AND spec_fingerprint = %s AND project IS NOT DISTINCT FROM %s",
                 (stored(session_id), stored(tool), stored(spec_fingerprint), stored(project)),
             )
-            return await cursor.fetchone() is not None
+            row = await cursor.fetchone()
+        return None if row is None else core.grant(tuple(row), loaded)
 
     async def revoke_session(self, session_id: str) -> None:
         """Forget every grant of ``session_id``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the tables this invokit writes."""
 
 MIGRATION_LOCK = 0x696E766F6B6974  # "invokit": the advisory lock key for migrations
@@ -135,7 +135,14 @@ _V3 = [
     "WHERE status = 'pending' AND lease_until IS NOT NULL",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
+_V4 = [
+    # Who gave a session grant and by answering which approval, so every replica names the
+    # giver of a grant another one recorded (rows recorded before keep NULL: no giver known).
+    "ALTER TABLE invokit_session_grants ADD COLUMN by text",
+    "ALTER TABLE invokit_session_grants ADD COLUMN approval_id text",
+]
+
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 """The statements that bring the tables from version ``n - 1`` to ``n``."""
 
 _CREATE_VERSION = (
