@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,16 @@ async def test_a_virtual_environment_the_command_creates_is_reported(root: Path)
     output = await _run(tool, SYSTEM_PYTHON, "-m", "venv", "--without-pip", "made")
     assert (root / "made" / "pyvenv.cfg").exists()
     assert output.note is not None and "virtual environment made" in output.note
+
+
+def test_the_walk_is_cached_until_a_folder_changes(tmp_path: Path) -> None:
+    """A second look only stats the folders seen; a repository made in one of them (its mtime
+    changes) is found at the next look."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    old = time.time() - 3600  # not "racy": no change could hide in the same mtime tick
+    for folder in (tmp_path, tmp_path / "a", tmp_path / "a" / "b"):
+        os.utime(folder, (old, old))
+    first = scan_module.scan(str(tmp_path))
+    assert scan_module.scan(str(tmp_path)) is first
+    (tmp_path / "a" / "b" / ".git").mkdir()
+    assert scan_module.scan(str(tmp_path)).surfaces == ("a/b/.git",)
