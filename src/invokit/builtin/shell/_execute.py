@@ -191,7 +191,9 @@ def _refuse_created(
     if not settings.writable or scanned is None:
         return [], []
     root = str(settings.root)
-    after = scan(root, fresh=True, bounded=False)
+    # The walk before was not "racy", so anything the command changed has a new mtime: the
+    # cache is walked again exactly where it must be.
+    after = scan(root, bounded=False)
     top = sorted(_surface_names(settings.root) - before)
     refused: list[str] = []
     for path in [*top, *created_surfaces(scanned, after)]:
