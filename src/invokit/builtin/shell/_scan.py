@@ -69,6 +69,8 @@ def scan(real_root: str, *, fresh: bool = False, bounded: bool = True) -> Scan:
     with _LOCK:
         cached = _CACHE.get(real_root)
     if not fresh and cached is not None and not cached.racy and _unchanged(cached.stamps):
+        if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
+            raise _too_many(real_root)
         return cached
     walked = _walk(real_root, bounded=bounded)
     with _LOCK:
