@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from invokit.permissions._surfaces import fold, surface_parts
@@ -48,14 +48,14 @@ class FoundSurface:
     """A repository's git directory (or its common directory): kept whole."""
 
 
-def root_surfaces(real_root: str) -> tuple[FoundSurface, ...]:
+def root_surfaces(real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurface, ...]:
     """Every execution surface of ``real_root`` (resolved: no link in it) that exists now, by
     its real place in the root.
 
-    That is each entry at the top of the root whose name is a surface (any spelling), the git
-    directory a ``.git`` file points to, its ``commondir``, the ``core.hooksPath`` and
-    ``include.path`` of their configs, and the target of each of these that is a link, when
-    inside the root. Unreadable files count as absent.
+    That is each entry at the top of the root (and of each folder ``below``, root-relative)
+    whose name is a surface (any spelling), the git directory a ``.git`` file points to, its
+    ``commondir``, the ``core.hooksPath`` and ``include.path`` of their configs, and the target
+    of each of these that is a link, when inside the root. Unreadable files count as absent.
     """
     found: dict[tuple[str, ...], FoundSurface] = {}
 
@@ -65,18 +65,21 @@ def root_surfaces(real_root: str) -> tuple[FoundSurface, ...]:
             if parts is not None and parts not in found:
                 found[parts] = FoundSurface(parts=parts, runs=runs, git_dir=git_dir)
 
-    for name in _names(real_root):
-        surface = surface_parts((name,))
-        if surface is None:
-            continue
-        path = os.path.join(real_root, name)
-        add(path, surface.runs, git_dir=fold(name) == ".git" and os.path.isdir(path))
-        if fold(name) != ".git":
-            continue
-        git_dir = path if os.path.isdir(path) else _pointer(path, real_root)
-        if git_dir is not None:
-            for place, runs, whole in _git_places(git_dir, real_root):
-                add(place, runs, git_dir=whole)
+    for base in ("", *below):
+        folder = os.path.join(real_root, base) if base else real_root
+        for name in _names(folder):
+            surface = surface_parts((name,))
+            if surface is None:
+                continue
+            path = os.path.join(folder, name)
+            add(path, surface.runs, git_dir=fold(name) == ".git" and os.path.isdir(path))
+            if fold(name) != ".git":
+                continue
+            git_dir = path if os.path.isdir(path) else _pointer(path, real_root)
+            if git_dir is not None:
+                # A nested repository's relative core.hooksPath is taken from its own top.
+                for place, runs, whole in _git_places(git_dir, folder):
+                    add(place, runs, git_dir=whole)
     return tuple(found.values())
 
 

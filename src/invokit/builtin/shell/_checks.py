@@ -19,6 +19,7 @@ from invokit.builtin.shell._flags import find_refusal
 from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts, surface_paths
 from invokit.builtin.shell._rules import Resolved
 from invokit.builtin.shell._sandbox import SYSTEM_PATHS
+from invokit.builtin.shell._scan import Scan, scan
 from invokit.builtin.shell._settings import ShellSettings
 from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
 
@@ -47,6 +48,9 @@ class Checked:
     """The execution surfaces mounted read-only."""
     opted_in: tuple[FoundSurface, ...] = ()
     """The execution surfaces the project opted in, left writable."""
+    scanned: Scan | None = None
+    """The walk of the root before the command (``None`` without mounts), to tell what the
+    command created."""
 
 
 def check(
@@ -64,7 +68,8 @@ def check(
         RetryWithFeedback: shell syntax in a string, too many arguments, or a missing working
             directory.
         AccessDenied: the allow rules or the refused flags say no, cwd leaves the root, or
-            protected paths exist and there is no sandbox to keep them read-only.
+            protected paths exist and there is no sandbox to keep them read-only, or the root
+            is too large to find every execution surface in it.
         ToolFailed: a sandbox is required and unavailable (``sandbox_unavailable``), or the
             program lives where the sandbox does not show it (``sandbox_failed``).
     """
@@ -91,7 +96,10 @@ def check(
         _check_visible(settings, resolved)
     # A read-only root needs no mounts on top; a writable one gets the protected paths and
     # the execution surfaces read-only over it.
-    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces)
+    # Below the top, only a walk finds repositories and virtual environments; it is cached on
+    # the folders' mtimes, and needed only where mounts will keep them read-only.
+    deep = scan(str(settings.root)) if settings.writable and bwrap is not None else None
+    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces, deep)
     mounts = (
         protected_mounts(settings.root, (*settings.protected, *surfaces))
         if settings.writable
@@ -106,6 +114,7 @@ def check(
         mounts=mounts,
         surfaces=surfaces if settings.writable and bwrap is not None else (),
         opted_in=opted,
+        scanned=deep,
     )
 
 

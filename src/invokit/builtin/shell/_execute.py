@@ -9,12 +9,14 @@ A non-zero exit, a timeout and a sandbox that failed to start are errors that ke
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
+import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -24,9 +26,10 @@ from invokit.builtin.shell._checks import check, resolve_cwd
 from invokit.builtin.shell._reaper import MARKER_VARIABLE, kill_process_tree
 from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
 from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
+from invokit.builtin.shell._scan import Scan, created_surfaces, scan
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
-from invokit.permissions._surfaces import surface_parts
+from invokit.permissions._surfaces import opted_in, surface_parts
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
 
@@ -73,6 +76,9 @@ class ShellOutput:
     """Likewise for standard error."""
     note: str | None = None
     """Anything the reader should know about how it ran (no sandbox available)."""
+    refused_surfaces: list[str] = field(default_factory=list)
+    """Execution surfaces (root-relative) the command created where none existed, removed
+    after it ran: the sandbox could not mount them read-only in advance."""
 
 
 async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: str) -> ShellOutput:
@@ -129,8 +135,9 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
             detail = outcome.stderr.decode("utf-8", "replace").strip()
             raise ToolFailed(f"The sandbox failed to start: {detail}", kind="sandbox_failed")
         exit_code = status.exit_code
-        note = _surface_note(settings, checked.surfaces, before, outcome, exit_code)
-        return _report(argv, outcome, exit_code, sandbox="bubblewrap", note=note)
+        refused, venvs = _refuse_created(settings, checked.scanned, before)
+        note = _surface_note(settings, checked.surfaces, refused, venvs, outcome, exit_code)
+        return _report(argv, outcome, exit_code, sandbox="bubblewrap", note=note, refused=refused)
     with tempfile.TemporaryDirectory(prefix="invokit-shell-") as home:
         env.update(HOME=home, TMPDIR=home)
         outcome = await _run(settings, run_argv, env, workdir, kill_tree, ())
@@ -175,27 +182,64 @@ def _surface_names(root: Path) -> set[str]:
     return {name for name in names if surface_parts((name,)) is not None}
 
 
+def _refuse_created(
+    settings: ShellSettings, scanned: Scan | None, before: set[str]
+) -> tuple[list[str], list[str]]:
+    """Remove the execution surfaces the command created (none existed there before it ran, so
+    nothing of the person's is lost; not mounted, they were writable) unless opted in; return
+    them, and the virtual environments it created (kept: nothing on the host has run them)."""
+    if not settings.writable or scanned is None:
+        return [], []
+    root = str(settings.root)
+    # The walk before was not "racy", so anything the command changed has a new mtime: the
+    # cache is walked again exactly where it must be.
+    after = scan(root, bounded=False)
+    top = sorted(_surface_names(settings.root) - before)
+    refused: list[str] = []
+    for path in [*top, *created_surfaces(scanned, after)]:
+        if opted_in(path, settings.allow_surfaces):
+            continue
+        _remove(os.path.join(root, path))
+        refused.append(path)
+    return refused, [venv for venv in after.venvs if venv not in scanned.venvs]
+
+
+def _remove(path: str) -> None:
+    # rmtree never follows a link: a created link is removed, not what it points at.
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 def _surface_note(
     settings: ShellSettings,
     surfaces: Sequence[Path],
-    before: set[str],
+    refused: Sequence[str],
+    venvs: Sequence[str],
     outcome: ProcessOutcome,
     exit_code: int | None,
 ) -> str | None:
     """What the reader should know about execution surfaces after a sandboxed run: one the
-    command created (not there before, so not mounted read-only), or a failure that is the
-    read-only mount refusing a write."""
+    command created (not there before, so not mounted read-only: removed), a virtual
+    environment it created, or a failure that is the read-only mount refusing a write."""
     notes: list[str] = []
-    if settings.writable:
-        created = sorted(_surface_names(settings.root) - before)
-        if created:
-            notes.append(
-                f"the command created {', '.join(created)}: an execution surface that git or "
-                "an editor on the host will run or obey; a person should review it before "
-                "using git or opening the folder in an editor"
-            )
-    refused = b"Read-only file system" in outcome.stderr or b"resource busy" in outcome.stderr
-    if surfaces and exit_code not in (0, None) and refused:
+    if refused:
+        notes.append(
+            f"refused: the command created {', '.join(refused)}, an execution surface that git, "
+            "an editor or an interpreter on the host would run or obey without asking; it was "
+            "removed (it did not exist before the command). A person can opt a path in with "
+            "allow_surfaces"
+        )
+    if venvs:
+        shown = ", ".join(venv or "." for venv in venvs)
+        notes.append(
+            f"the command created the virtual environment {shown}: a person should review it "
+            "before running its interpreter or activating it on the host"
+        )
+    failed = b"Read-only file system" in outcome.stderr or b"resource busy" in outcome.stderr
+    if surfaces and exit_code not in (0, None) and failed:
         shown = ", ".join(os.path.relpath(path, settings.root) for path in surfaces)
         notes.append(
             f"the execution surfaces {shown} are read-only in the sandbox (git and editors "
@@ -223,6 +267,7 @@ def _report(
     *,
     sandbox: Literal["bubblewrap", "none"],
     note: str | None,
+    refused: Sequence[str] = (),
 ) -> ShellOutput:
     output = ShellOutput(
         command=list(argv),
@@ -240,6 +285,7 @@ def _report(
         sandbox=sandbox,
         containment="pid-namespace" if sandbox == "bubblewrap" else "session-and-process-scan",
         note=note,
+        refused_surfaces=list(refused),
     )
     shown = shlex.join(argv)
     told = f"\nNote: {note}." if note and sandbox == "bubblewrap" else ""

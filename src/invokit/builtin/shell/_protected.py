@@ -15,7 +15,9 @@ this way (the link itself can be replaced), so every command is refused while on
 The execution surfaces of the root (:func:`surface_paths`: the git directory whole, wherever a
 ``.git`` file, ``commondir``, ``core.hooksPath`` or a link puts it, and the editor and agent
 configs) are mounted read-only the same way, by their real place: git and the editors still
-read them, and a command that writes one fails with ``EROFS``.
+read them, and a command that writes one fails with ``EROFS``. Those deeper in the root (a
+nested repository, a submodule's checkout, a virtual environment's ``.pth`` files) come from
+the cached walk of :mod:`._scan`.
 """
 
 from __future__ import annotations
@@ -26,10 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from invokit.builtin._surfaces import FoundSurface, root_surfaces
+from invokit.builtin.shell._scan import Scan
 from invokit.exceptions import AccessDenied
 from invokit.permissions._surfaces import opted_in
 
 __all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
+
+_VENV_RUNS = (
+    "the virtual environment's interpreter runs every .pth file at each start, and the "
+    "person's shell runs bin/activate"
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -87,13 +95,16 @@ def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
 
 
 def surface_paths(
-    root: Path, allowed: Sequence[str] = ()
+    root: Path, allowed: Sequence[str] = (), deep: Scan | None = None
 ) -> tuple[tuple[Path, ...], tuple[FoundSurface, ...]]:
     """The execution surfaces of ``root`` (resolved) that exist now: those to mount read-only,
     by their real path (a surface inside a git directory goes with it), and those the project
-    opted in (``allowed``), left writable.
+    opted in (``allowed``), left writable. ``deep`` adds what a walk found below the top:
+    nested repositories and editor configs, and the files of each virtual environment that
+    run without asking (its ``pyvenv.cfg``, ``bin/activate*`` and ``.pth`` files; the rest
+    stays writable, so that ``pip install`` keeps working).
     """
-    found = root_surfaces(str(root))
+    found = (*root_surfaces(str(root), deep.folders if deep else ()), *_venvs(root, deep))
     kept: dict[Path, None] = {}
     writable: list[FoundSurface] = []
     whole = [
@@ -116,6 +127,13 @@ def surface_paths(
         # decides where git or the editor looks.
         kept[path] = None
     return tuple(kept), tuple(writable)
+
+
+def _venvs(root: Path, deep: Scan | None) -> list[FoundSurface]:
+    return [
+        FoundSurface(parts=tuple(path.split("/")), runs=_VENV_RUNS)
+        for path in (deep.venv_files if deep else ())
+    ]
 
 
 def _depth(path: Path) -> int:

@@ -1,0 +1,198 @@
+"""Execution surfaces deeper in the root, found by a bounded walk cached on folder mtimes.
+
+:func:`~invokit.builtin._surfaces.root_surfaces` reads the top of the root and what git's
+files point at. A repository deeper in it (``sub/.git``, a nested clone, ``vendor/x/.vscode``)
+or a virtual environment (a folder holding ``pyvenv.cfg``) is only found by looking, so
+:func:`scan` walks the root's folders once, without following links and without entering a
+surface or a virtual environment, and remembers every folder's mtime: a folder's mtime changes
+whenever an entry is added, removed or renamed in it, so the next call only ``stat``\\ s the
+folders it saw and walks again only when one changed. Above :data:`MAX_FOLDERS` folders the walk
+stops and every command is refused (a surface past the cap could not be kept read-only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from invokit.exceptions import AccessDenied
+from invokit.permissions._surfaces import surface_parts
+
+__all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "scan", "venv_files"]
+
+MAX_FOLDERS = 20_000
+"""The most folders a root may hold for the shell sandbox to find every surface in it."""
+
+_RACY_NS = 2_000_000_000  # file systems keep mtimes in ticks of up to a few milliseconds
+_VENV_MARK = "pyvenv.cfg"
+_VENV_FOLDERS = ("bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share", "etc")
+# What a virtual environment runs without asking: every .pth file in site-packages at each
+# start of its interpreter, and the activate scripts in the person's shell.
+_ACTIVATE: tuple[str, ...] = ("activate", "activate.sh", "activate.bash", "activate.csh")
+_ACTIVATE += ("activate.fish", "activate.nu", "activate.ps1", "Activate.ps1", "activate_this.py")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Scan:
+    """What a walk of one root found."""
+
+    surfaces: tuple[str, ...]
+    """Root-relative paths of every entry below the top whose name is a surface."""
+    folders: tuple[str, ...]
+    """Root-relative folders below the top that hold such an entry."""
+    venvs: tuple[str, ...]
+    """Root-relative folders holding ``pyvenv.cfg`` (the root itself is ``""``)."""
+    venv_files: tuple[str, ...] = ()
+    """Root-relative files of those that run without asking (see :func:`venv_files`)."""
+    stamps: tuple[tuple[str, int], ...]
+    """Each folder walked (absolute) and its mtime in nanoseconds when walked."""
+    racy: bool = False
+    """Whether a folder changed so shortly before the walk that a change right after it might
+    leave the same (coarse) mtime: then the next call walks again (git's "racy" index)."""
+
+
+_CACHE: dict[str, Scan] = {}
+_LOCK = threading.Lock()
+
+
+def scan(real_root: str, *, fresh: bool = False, bounded: bool = True) -> Scan:
+    """The surfaces and virtual environments of ``real_root`` (resolved), walked again only
+    when a folder seen last time has changed (always when ``fresh``). Without ``bounded`` the
+    walk goes on past :data:`MAX_FOLDERS` (after a command: what it created must be found).
+
+    Raises:
+        AccessDenied: the root holds more than :data:`MAX_FOLDERS` folders.
+    """
+    with _LOCK:
+        cached = _CACHE.get(real_root)
+    if not fresh and cached is not None and not cached.racy and _unchanged(cached.stamps):
+        if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
+            raise _too_many(real_root)
+        return cached
+    walked = _walk(real_root, bounded=bounded)
+    with _LOCK:
+        _CACHE[real_root] = walked
+    return walked
+
+
+def venv_files(real_root: str, venv: str) -> list[str]:
+    """The files of a virtual environment that run without asking (root-relative): its
+    ``pyvenv.cfg``, activate scripts and the ``.pth`` files of its site-packages, those that
+    exist and are not links."""
+    base = os.path.join(real_root, venv) if venv else real_root
+    found = [os.path.join(base, _VENV_MARK)]
+    found += [os.path.join(base, "bin", name) for name in _ACTIVATE]
+    found += [os.path.join(base, "Scripts", name) for name in _ACTIVATE]
+    for lib in ("lib", "Lib"):
+        for version in _names(os.path.join(base, lib)):
+            site = os.path.join(base, lib, version, "site-packages")
+            found += [os.path.join(site, n) for n in _names(site) if n.endswith(".pth")]
+    site = os.path.join(base, "Lib", "site-packages")
+    found += [os.path.join(site, name) for name in _names(site) if name.endswith(".pth")]
+    kept = [path for path in found if os.path.isfile(path) and not os.path.islink(path)]
+    return [os.path.relpath(path, real_root) for path in dict.fromkeys(kept)]
+
+
+def created_surfaces(before: Scan, after: Scan) -> list[str]:
+    """The surfaces (root-relative) ``after`` holds that ``before`` did not: named entries,
+    and new ``.pth`` files in a virtual environment that existed before. A virtual environment
+    created anew is not one of them: nothing on the host has run it yet (it is reported)."""
+    old = {*before.surfaces, *before.venv_files}
+    kept = [path for path in after.venv_files if _venv_of(path, before.venvs)]
+    new = [*after.surfaces, *(path for path in kept if path.endswith(".pth"))]
+    created = sorted(path for path in dict.fromkeys(new) if path not in old)
+    # The outermost only: removing a created folder removes what it holds.
+    return [p for p in created if not any(p.startswith(q + "/") for q in created if q != p)]
+
+
+def _venv_of(path: str, venvs: tuple[str, ...]) -> bool:
+    return any(not venv or path.startswith(venv + "/") for venv in venvs)
+
+
+def _site_folders(base: str) -> list[str]:
+    """The folders whose entries :func:`venv_files` reads (their mtimes say when to again)."""
+    found = [os.path.join(base, "bin"), os.path.join(base, "Scripts")]
+    for lib in ("lib", "Lib"):
+        found += [os.path.join(base, lib, v, "site-packages") for v in _names(f"{base}/{lib}")]
+        found.append(os.path.join(base, lib, "site-packages"))
+    return [folder for folder in found if os.path.isdir(folder)]
+
+
+def _walk(real_root: str, *, bounded: bool) -> Scan:
+    surfaces: list[str] = []
+    folders: dict[str, None] = {}
+    venvs: list[str] = []
+    files: list[str] = []
+    stamps: list[tuple[str, int]] = []
+    started = time.time_ns()
+    pending = [real_root]
+    while pending:
+        folder = pending.pop()
+        try:
+            stamp = os.stat(folder).st_mtime_ns
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # unreadable: the command cannot write it either
+        stamps.append((folder, stamp))
+        if bounded and len(stamps) > MAX_FOLDERS:
+            raise _too_many(real_root)
+        relative = os.path.relpath(folder, real_root) if folder != real_root else ""
+        names = {entry.name for entry in entries}
+        skipped: tuple[str, ...] = ()
+        if _VENV_MARK in names and os.path.isfile(os.path.join(folder, _VENV_MARK)):
+            venvs.append(relative)
+            files += venv_files(real_root, relative)
+            for place in _site_folders(folder):
+                with contextlib.suppress(OSError):
+                    stamps.append((place, os.stat(place).st_mtime_ns))
+            if relative:
+                continue  # its site-packages is large and its own: venv_files reads what runs
+            skipped = _VENV_FOLDERS  # the root is one: walk the rest of it
+        for entry in entries:
+            if entry.name in skipped:
+                continue
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            if surface_parts((entry.name,)) is not None:
+                if relative:  # the top of the root is root_surfaces' own
+                    surfaces.append(path)
+                    folders[relative] = None
+                continue  # mounted whole (or refused as a link): nothing below needs a look
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return Scan(
+        surfaces=tuple(sorted(surfaces)),
+        folders=tuple(folders),
+        venvs=tuple(sorted(venvs)),
+        venv_files=tuple(files),
+        stamps=tuple(stamps),
+        racy=any(stamp >= started - _RACY_NS for _, stamp in stamps),
+    )
+
+
+def _unchanged(stamps: tuple[tuple[str, int], ...]) -> bool:
+    for folder, stamp in stamps:
+        try:
+            if os.stat(folder).st_mtime_ns != stamp:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _too_many(real_root: str) -> AccessDenied:
+    return AccessDenied(
+        f"No command runs: {real_root!r} holds more than {MAX_FOLDERS} folders, too many for the "
+        "shell sandbox to find every repository, editor config and virtual environment in it and "
+        "keep them read-only. Give the shell tool a smaller root folder.",
+        data={"reason": "root_too_large", "max_folders": MAX_FOLDERS},
+    )
