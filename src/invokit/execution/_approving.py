@@ -19,7 +19,10 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit._ids import new_id
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
-from invokit.execution._deciding import decide, validate_and_decide
+from invokit.execution._deciding import decide_step, validate_and_decide
+from invokit.execution._decision import denied_by as denied_by
+from invokit.execution._decision import final_no as final_no
+from invokit.execution._decision import same_call as same_call
 from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
     ApprovalRequired,
@@ -33,8 +36,8 @@ from invokit.execution._outcomes import (
 )
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
+from invokit.execution._snapshot import earlier as earlier
 from invokit.execution._standing import remember_scope
-from invokit.execution._standing import standing_grant as standing_grant
 from invokit.permissions._requests import PermissionRequest, request_to_dict
 from invokit.tools._context import ProgressCallback, ToolContext
 
@@ -118,41 +121,6 @@ async def _hold(request: ApprovalRequest) -> None:
         await lease.hold(request.id)
 
 
-async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
-    """The newest approval this executor's project recorded for the call ``call_id`` of
-    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
-    there is none or the store cannot say."""
-    if type(call_id) is not str:
-        return None
-    try:
-        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
-    except Exception:  # a store that cannot look up (or a legacy one): ask anew
-        return None
-
-
-def same_call(record: ApprovalRecord, prepared: Prepared, args: dict[str, Any]) -> bool:
-    """Whether ``record`` asked about exactly this call: the tool version and arguments."""
-    request = record.request
-    return (
-        request.tool == prepared.spec.name
-        and request.spec_fingerprint == prepared.spec.fingerprint
-        and request.arguments_hash == canonical_hash(args)
-    )
-
-
-def final_no(record: ApprovalRecord) -> bool:
-    """Whether ``record`` holds a person's "no" that still answers its call: denied by
-    someone (a withdrawal by the executor is not an answer: the call may ask again) within
-    the request's lifetime."""
-    decision = record.decision
-    return (
-        record.status == "denied"
-        and decision is not None
-        and decision.by != "executor"
-        and not record.request.expired()
-    )
-
-
 async def rejoin(
     ex: Executor,
     prepared: Prepared,
@@ -193,19 +161,6 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
-async def denied_before(
-    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], start: float
-) -> Failed | None:
-    """The denial, when a person said "no" to this very call (same id, session, project, tool
-    version and arguments) within its lifetime: asked again, it stays denied, whatever
-    standing grant came meanwhile."""
-    record = await earlier(ex, call.id, call.session_id)
-    if record is None or not final_no(record) or not same_call(record, prepared, args):
-        return None
-    assert record.decision is not None
-    return ex._failed(call, start, "approval_denied", denied_by(record.request, record.decision))
-
-
 async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None = None) -> None:
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
@@ -221,6 +176,22 @@ async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None
     if used is not None and record.request.id == used.id:
         return
     await withdraw(ex, record.request, "the call ran without it")
+
+
+async def use_approval(
+    ex: Executor, prepared: Prepared, call: ToolCall, request: ApprovalRequest
+) -> ApprovalRequest | None:
+    """Use up an approval a person gave elsewhere for exactly this call (the verdict's
+    ``approval``), report it and record its wider scope; ``None`` when it cannot be used
+    (used meanwhile, expired): the call is then asked about."""
+    try:
+        record = await ex.approvals.consume(request.id)
+    except ApprovalError:
+        return None
+    emit_resolved(ex, call, record.request, record.decision, consumed=True)
+    if record.decision is not None:
+        await remember_scope(ex, prepared, record.request, record.decision.scope)
+    return record.request
 
 
 async def ask_approver(
@@ -389,10 +360,10 @@ async def _decide_request(
     # The policy in force decides again: an approval satisfies an ask, never a deny.
     if decision.arguments is not None:
         decided = await validate_and_decide(
-            ex, prepared, call, decision.arguments, ctx, start, "The edited arguments"
+            ex, prepared, call, decision.arguments, ctx, start, "The edited arguments", store=False
         )
     else:
-        decided = await decide(ex, prepared, call, request.arguments, ctx, start)
+        decided = await decide_step(ex, prepared, call, request.arguments, ctx, start, store=False)
     if isinstance(decided, Failed):
         # The approval is used up: it must never run later, with these or other arguments.
         with contextlib.suppress(ApprovalError):
@@ -471,14 +442,6 @@ async def apply_answer(
             "it and call the tool again with the arguments you want.",
         )
     return record
-
-
-def denied_by(request: ApprovalRequest, decision: ApprovalDecision) -> str:
-    """What the model reads when the request was denied, by a person or withdrawn."""
-    why = decision.reason or "no reason given"
-    if decision.by == "executor":
-        return f"The approval request for this call of {request.tool!r} was withdrawn ({why}); nothing ran."
-    return f"A person denied this call of {request.tool!r}: {why}"
 
 
 async def resume_other(

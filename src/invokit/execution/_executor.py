@@ -20,7 +20,7 @@ from invokit.execution import _approving, _standing
 from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
-from invokit.execution._deciding import decide, validate_and_decide
+from invokit.execution._deciding import decide_step, validate_and_decide
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
@@ -55,7 +55,8 @@ if TYPE_CHECKING:
         StandingRule,
     )
     from invokit.execution._checking import CallCheck
-    from invokit.permissions import Decision, Policy
+    from invokit.execution._decision import Verdict
+    from invokit.permissions import Decision, PermissionChecker, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 """Decides an approval request inline: an ``ApprovalDecision``, or ``True`` (approve once) /
@@ -84,6 +85,10 @@ class Executor(Reporter):
             that wait to the caller, who awaits :meth:`commit` before telling anyone of a
             result (``invokit serve`` does, before each answer): calls pay no write on their
             path, and the records of results nobody was told of may be lost to a crash.
+        checkers: host code that takes part in every decision
+            (:class:`~invokit.permissions.PermissionChecker`): each answers allow, deny or ask
+            for a call and its permission requests, combined with the policy's answer by the
+            same rules (a deny wins; an ask beats an allow).
 
     Raises:
         ValueError: the approval store's or an audit sink's file lies inside a folder that
@@ -104,6 +109,7 @@ class Executor(Reporter):
         artifacts: SpillStore | None = None,
         project: str | None = None,
         commit_on_return: bool = True,
+        checkers: Sequence[PermissionChecker] = (),
     ) -> None:
         from invokit.permissions import Policy
 
@@ -133,6 +139,7 @@ class Executor(Reporter):
         self._always: tuple[StandingRule, ...] = ()
         # The session grants this executor recorded, by grant id: who gave them and when.
         self._grants: dict[str, Authority] = {}
+        self._checkers: tuple[PermissionChecker, ...] = tuple(checkers)
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
         self._set_up: dict[int, Tool] = {}
@@ -180,6 +187,7 @@ class Executor(Reporter):
             self._policy,
             self.limits,
             hooked=bool(self._before or self._after),
+            checked=bool(self._checkers),
         )
         if prepared is not None:
             self._prepared[name] = prepared
@@ -305,44 +313,36 @@ class Executor(Reporter):
         *,
         approved: ApprovalRequest | None,
     ) -> Outcome:
-        """The decision on ``args`` (preflight, policy, the tool's approval check), the
-        approval if asked; then run. ``approved`` is the request a person approved for
-        exactly these arguments, if any."""
-        decided = await decide(self, prepared, call, args, ctx, start)
+        """The verdict on ``args`` (``_decision.decide``), acted on: run, refuse, run under a
+        standing answer or an approval given elsewhere, or ask. ``approved`` is the request a
+        person approved for exactly these arguments, if any."""
+        decided = await decide_step(self, prepared, call, args, ctx, start)
         if isinstance(decided, Failed):
             return decided
-        decision = decided.decision
-        if decision.verdict == "ask" and approved is None:
-            refused = await _approving.denied_before(self, prepared, call, args, start)
-            if refused is not None:  # a person's "no" to this very call: no grant overrides it
-                return refused
-            granted = await _approving.standing_grant(
-                self, prepared, call, args, decided.requests, decision
-            )
-            if granted is None:
-                return await _approving.ask(
-                    self, prepared, call, args, decided.requests, decision, ctx, start
-                )
-            authority = None
-            if isinstance(granted, Authority):
-                authority = granted
-            else:
-                approved = granted
-            await _approving.ran_without(self, call, approved)
+        verdict, decision = decided.verdict, decided.decision
+        if approved is not None or (verdict.action == "allow" and verdict.by == "policy"):
+            if approved is None and prepared.withdraws and not self._asked_never(call):
+                await _approving.ran_without(self, call)
             return await self._run(
-                prepared,
-                call,
-                args,
-                ctx,
-                start,
-                approved=approved,
-                decision=decision,
-                authority=authority,
+                prepared, call, args, ctx, start, approved=approved, decision=decision
             )
-        if approved is None and prepared.withdraws and not self._asked_never(call):
+        if verdict.by in ("always", "session"):  # a standing answer: the call runs under it
             await _approving.ran_without(self, call)
-        return await self._run(
-            prepared, call, args, ctx, start, approved=approved, decision=decision
+            return await self._run(
+                prepared, call, args, ctx, start, approved=None, decision=decision,
+                authority=verdict.authority,
+            )  # fmt: skip
+        if verdict.by == "approval" and verdict.approval is not None:
+            used = await _approving.use_approval(self, prepared, call, verdict.approval)
+            if used is not None:
+                await _approving.ran_without(self, call, used)
+                return await self._run(
+                    prepared, call, args, ctx, start, approved=used, decision=decision
+                )
+        # Asked about: this call's own earlier question is joined again (``rejoin``), else
+        # a person is asked.
+        return await _approving.ask(
+            self, prepared, call, args, decided.requests, decision, ctx, start
         )
 
     _run = run
@@ -438,13 +438,13 @@ class Executor(Reporter):
         ctx: ToolContext,
         start: float,
         source: str,
-    ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision] | Failed:
+    ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision, Verdict] | Failed:
         """Validation and the decision again, for arguments that changed after the first
         decision (a hook's rewrite, a person's edit); a deny or invalid input fails the call."""
         decided = await validate_and_decide(self, prepared, call, arguments, ctx, start, source)
         if isinstance(decided, Failed):
             return decided
-        return decided.args, decided.requests, decided.decision
+        return decided.args, decided.requests, decided.decision, decided.verdict
 
     async def execute_many(
         self,

@@ -17,7 +17,8 @@ What a person approved for longer than one call, and exactly how far it reaches:
   and, for a tool of a remote MCP server, for that server and the pinned fingerprint of the
   tool: it applies in no other project, and stops applying when the server changes the tool.
 
-Nothing here runs for a call the policy allows or denies outright: only for an ``ask``.
+Nothing here decides: ``_snapshot.py`` reads the rules and grants for a call the policy asks
+about, and ``_decision.py`` decides whether they answer it.
 The store is read on every such call, so rules another process recorded (or revoked) count at
 once.
 """
@@ -32,13 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
-from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalError, PolicyError
 from invokit.execution._authority import (
-    Authority,
-    grant_id,
-    rule_authority,
     session_authority,
 )
 from invokit.execution._prepared import Prepared
@@ -48,7 +45,7 @@ from invokit.tools._context import ToolContext
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest, StandingRule
     from invokit.execution._executor import Executor
-    from invokit.permissions import Decision, Explanation, Policy, ToolPolicy
+    from invokit.permissions import Explanation, Policy, ToolPolicy
 
 
 def default_project(policy: Policy) -> str:
@@ -122,77 +119,6 @@ def _readable(policy: Policy, rule: StandingRule) -> bool:
     except PolicyError:
         return False
     return True
-
-
-async def standing_grant(
-    ex: Executor,
-    prepared: Prepared,
-    call: ToolCall,
-    args: dict[str, Any],
-    requests: tuple[PermissionRequest, ...],
-    decision: Decision,
-) -> ApprovalRequest | Authority | None:
-    """An approval that already covers this call: an "always" rule of this project or a
-    session grant (not for a ``targeted`` ask), as the :class:`Authority` the call runs under;
-    or a request a person approved elsewhere for exactly this call (consumed now)."""
-    from invokit.execution._approving import emit_resolved
-
-    spec = prepared.spec
-    try:
-        await refresh_standing_rules(ex)
-        protected = decision.protected is not None
-        if not protected and applicable(ex._always, spec):
-            rule = pinned_match(ex, spec, args) or _covering(ex, prepared, args, requests)
-            if rule is not None:
-                return rule_authority(rule)
-        if (
-            call.session_id is not None
-            and not decision.targeted
-            and not protected
-            and await ex.approvals.has_session_grant(
-                call.session_id, spec.name, spec.fingerprint, project=ex.project
-            )
-        ):
-            key = grant_id(call.session_id, str(spec.name), spec.fingerprint, ex.project)
-            # Who gave it is known when this executor recorded it; the store keeps no giver.
-            return ex._grants.get(key) or session_authority(
-                call.session_id, str(spec.name), spec.fingerprint, ex.project
-            )
-        request = await ex.approvals.find_approved(
-            spec.name, spec.fingerprint, canonical_hash(args), call.session_id, project=ex.project
-        )
-        if request is None:
-            return None
-        pending = await ex.approvals.get(request.id)
-        edited = pending.decision.arguments if pending.decision is not None else None
-        if edited is not None and canonical_hash(edited) != canonical_hash(args):
-            # The person approved other arguments: only resume() may run those.
-            return None
-        record = await ex.approvals.consume(request.id)
-        emit_resolved(ex, call, record.request, record.decision, consumed=True)
-        if record.decision is not None:
-            await remember_scope(ex, prepared, record.request, record.decision.scope)
-        return record.request
-    except ApprovalError:
-        return None
-
-
-def _covering(
-    ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
-) -> StandingRule | None:
-    """The standing rule that allows this call (its permission requests, as the decision
-    found them), if one does: the policy with the rules decides again, and allows it with a
-    standing rule among the reasons (an allow rule alone does not answer an ask that
-    ``needs_approval`` raised)."""
-    again = standing_policy(ex, prepared).decide(args, requests)
-    if again.verdict != "allow" or not again.standing:
-        return None
-    from invokit.approvals._always import is_pinned
-
-    rules = [r for r in applicable(ex._always, prepared.spec) if not is_pinned(r.rule)]
-    # The decision names the rule that decided; when several parts were allowed by several
-    # rules it names one of them, and the first target rule stands for the rest.
-    return next((r for r in rules if r.rule == again.rule), rules[0] if rules else None)
 
 
 async def remember_scope(

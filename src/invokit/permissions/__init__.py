@@ -25,6 +25,7 @@ from invokit.permissions._requests import (
 )
 
 if TYPE_CHECKING:
+    from invokit.permissions._checker import PermissionChecker
     from invokit.permissions._decision import Decision, Explanation, RuleMatch, Verdict
     from invokit.permissions._policy import DefaultMode, Policy, ToolPolicy
     from invokit.permissions._rules import rule_for
@@ -39,6 +40,7 @@ __all__ = [
     "FileWrite",
     "McpInvoke",
     "NetworkAccess",
+    "PermissionChecker",
     "PermissionRequest",
     "Policy",
     "Quota",
@@ -53,6 +55,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "PermissionChecker": "_checker",
     "Decision": "_decision",
     "Explanation": "_decision",
     "RuleMatch": "_decision",
