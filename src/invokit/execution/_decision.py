@@ -112,9 +112,15 @@ def ruling(plan: Prepared, arguments: dict[str, Any], snapshot: Snapshot) -> Dec
     decision = plan.policy.decide(arguments, snapshot.requests)
     if decision.verdict == "allow" and snapshot.asking is not None:
         decision = snapshot.asking.decide(arguments, snapshot.requests)
-    for checked in snapshot.checked:
-        if RANK[checked.verdict] > RANK[decision.verdict]:
-            decision = checked
+    return stricter(decision, snapshot.checked)
+
+
+def stricter(decision: Decision, checked: tuple[Decision, ...]) -> Decision:
+    """``decision``, or the first of the host checkers' answers stricter than it (deny beats
+    ask beats allow): a checker never widens what the rules allow."""
+    for answer in checked:
+        if RANK[answer.verdict] > RANK[decision.verdict]:
+            decision = answer
     return decision
 
 

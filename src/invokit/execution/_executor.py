@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
@@ -515,7 +516,15 @@ class Executor(Reporter):
         requests = tuple(
             prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
         )
-        return await _standing.explain_standing(self, prepared, args, requests)
+        explanation = await _standing.explain_standing(self, prepared, args, requests)
+        if self._checkers:  # a host checker's stricter answer decides, as in execute
+            from invokit.execution._decision import stricter
+            from invokit.execution._snapshot import checked_by
+
+            decision = stricter(explanation.decision, checked_by(self._checkers, call, requests))
+            if decision is not explanation.decision:
+                explanation = replace(explanation, decision=decision, default_used=False)
+        return explanation
 
     async def aclose(self) -> None:
         """Tear down every tool that was set up (listed or not), each within

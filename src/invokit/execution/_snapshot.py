@@ -28,7 +28,7 @@ from invokit.tools._context import ToolContext
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRecord
     from invokit.execution._executor import Executor
-    from invokit.permissions import ToolPolicy
+    from invokit.permissions import PermissionChecker, PermissionRequest, ToolPolicy
 
 _ASKING: dict[str, ToolSpec] = {}
 """A tool's spec marked ``needs_approval``, by fingerprint: how the policy treats a call the
@@ -68,11 +68,20 @@ async def read_call(
         if needed:
             asking = _asking(ex, prepared.spec)
     checkers = ex._checkers
-    checked = tuple(_checked(c, call, requests) for c in checkers) if checkers else ()
+    checked = checked_by(checkers, call, requests) if checkers else ()
     return Snapshot(requests=requests, asking=asking, checked=checked)
 
 
-def _checked(checker: Any, call: ToolCall, requests: tuple[Any, ...]) -> Decision:
+def checked_by(
+    checkers: tuple[PermissionChecker, ...], call: ToolCall, requests: tuple[PermissionRequest, ...]
+) -> tuple[Decision, ...]:
+    """Each host checker's answer for ``call`` and its ``requests``, in order."""
+    return tuple(_checked(c, call, requests) for c in checkers)
+
+
+def _checked(
+    checker: PermissionChecker, call: ToolCall, requests: tuple[PermissionRequest, ...]
+) -> Decision:
     """One host checker's answer; a checker that fails or answers nonsense denies."""
     name = type(checker).__name__
     try:
