@@ -1,4 +1,7 @@
-"""Approvals in the executor: asking, standing grants, resuming, and remembering scopes.
+"""Approvals in the executor: asking, rejoining, using an approval given elsewhere, resuming.
+
+Nothing here decides whether a call may run: ``_decision.py`` does, and these functions act on
+its verdict (and, on a resume, on the answer a person gave).
 
 Functions of the :class:`~invokit.execution.Executor` they serve (``ex``), kept apart from the
 hot path: every one of them runs only for calls the policy asks about or that were interrupted.

@@ -26,7 +26,7 @@ from invokit.tools._base import Tool
 from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalRecord
+    from invokit.approvals import ApprovalRecord, StandingRule
     from invokit.execution._executor import Executor
     from invokit.permissions import PermissionChecker, PermissionRequest, ToolPolicy
 
@@ -112,7 +112,7 @@ async def read_store(
     nothing (the call is asked about)."""
     spec = prepared.spec
     record = await earlier(ex, call.id, call.session_id)
-    always: tuple[Any, ...] = ()
+    always: tuple[StandingRule, ...] = ()
     standing: ToolPolicy | None = None
     grant = None
     approved: ApprovalRecord | None = None
