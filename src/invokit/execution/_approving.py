@@ -46,12 +46,12 @@ from invokit.tools._context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.permissions import Decision
 
 
 async def ask(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -125,7 +125,7 @@ async def _hold(request: ApprovalRequest) -> None:
 
 
 async def rejoin(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -164,7 +164,7 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
-async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+async def ran_without(ex: Pipeline, call: ToolCall, used: ApprovalRequest | None = None) -> None:
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
     withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
@@ -182,7 +182,7 @@ async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None
 
 
 async def use_approval(
-    ex: Executor, prepared: Prepared, call: ToolCall, request: ApprovalRequest
+    ex: Pipeline, prepared: Prepared, call: ToolCall, request: ApprovalRequest
 ) -> ApprovalRequest | None:
     """Use up an approval a person gave elsewhere for exactly this call (the verdict's
     ``approval``), report it and record its wider scope; ``None`` when it cannot be used
@@ -198,7 +198,7 @@ async def use_approval(
 
 
 async def ask_approver(
-    ex: Executor, request: ApprovalRequest, start: float
+    ex: Pipeline, request: ApprovalRequest, start: float
 ) -> ApprovalDecision | Failed:
     """The inline approver's answer. ``True``/``False`` stand for approve once / deny. An
     approver that fails, answers nonsense or does not answer within the request's lifetime
@@ -250,7 +250,7 @@ async def ask_approver(
     return answer
 
 
-async def withdraw(ex: Executor, request: ApprovalRequest, why: str) -> None:
+async def withdraw(ex: Pipeline, request: ApprovalRequest, why: str) -> None:
     """Record ``request`` as denied by the executor (best effort: a store that fails leaves it
     pending, where it expires unapproved); report it."""
     from invokit.approvals import ApprovalDecision
@@ -271,7 +271,7 @@ async def withdraw(ex: Executor, request: ApprovalRequest, why: str) -> None:
 
 
 async def decide_request(
-    ex: Executor,
+    ex: Pipeline,
     approval_id: str,
     answer: ApprovalDecision | None,
     *,
@@ -303,7 +303,7 @@ async def decide_request(
 
 
 async def _decide_request(
-    ex: Executor,
+    ex: Pipeline,
     record: ApprovalRecord,
     answer: ApprovalDecision | None,
     ctx: ToolContext | None,
@@ -394,7 +394,7 @@ async def _decide_request(
 
 
 async def apply_answer(
-    ex: Executor,
+    ex: Pipeline,
     record: ApprovalRecord,
     answer: ApprovalDecision,
     start: float,
@@ -448,7 +448,7 @@ async def apply_answer(
 
 
 async def resume_other(
-    ex: Executor,
+    ex: Pipeline,
     interrupt_id: str,
     credentials: Mapping[str, Any] | None,
     result: Any,
@@ -483,7 +483,7 @@ async def resume_other(
     return await ex._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
 
 
-async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
+async def hold(ex: Pipeline, outcome: Interrupted) -> Outcome:
     """Record an authorization or external-call interrupt in the store before it is handed
     out, so it can be resumed once, in this process or another, with what invokit recorded."""
     interrupt = outcome.interrupt
@@ -506,13 +506,13 @@ async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
 # -- tracing --------------------------------------------------------------------------------
 
 
-def _asking_trace(ex: Executor, call: ToolCall) -> dict[str, str] | None:
+def _asking_trace(ex: Pipeline, call: ToolCall) -> dict[str, str] | None:
     """The trace context of the asking call's span, when a tracing sink traces it."""
     otel = sys.modules.get("invokit.execution._otel")
     return None if otel is None else otel.asking_context(ex.sinks, call)
 
 
-def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
+def _start_resumed(ex: Pipeline, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
     """Start the resumed call's span in each tracing sink, linked to the asking span (the
     request's, for an approval)."""
     otel = sys.modules.get("invokit.execution._otel")
@@ -527,7 +527,7 @@ def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest | None
 
 
 def emit_resolved(
-    ex: Executor,
+    ex: Pipeline,
     call: ToolCall,
     request: ApprovalRequest,
     answer: ApprovalDecision | None,

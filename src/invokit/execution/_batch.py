@@ -17,7 +17,7 @@ from invokit._calls import ToolCall
 from invokit._loops import running_asyncio
 
 if TYPE_CHECKING:
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.execution._outcomes import Outcome
 
 SLICE = 0.005
@@ -41,7 +41,7 @@ def stretches(kinds: Sequence[str]) -> list[range]:
 
 
 async def run_batch(
-    executor: Executor,
+    executor: Pipeline,
     calls: Sequence[ToolCall],
     max_concurrency: int,
     on_outcome: Callable[[int, Outcome], None] | None = None,

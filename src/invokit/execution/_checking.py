@@ -22,7 +22,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -49,7 +49,7 @@ def _refused(error: ToolError) -> CallCheck:
     return CallCheck(action="deny", reason=error.message, error=error)
 
 
-async def check(ex: Executor, call: ToolCall) -> CallCheck:
+async def check(ex: Pipeline, call: ToolCall) -> CallCheck:
     """:meth:`Executor.check`."""
     name = call.name
     if type(name) is not str:

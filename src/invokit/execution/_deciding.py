@@ -24,7 +24,7 @@ from invokit.permissions._requests import PermissionRequest
 from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.permissions import Decision
 
 
@@ -39,7 +39,7 @@ class Decided:
 
 
 async def verdict_of(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -60,7 +60,7 @@ async def verdict_of(
 
 
 async def decide_step(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -87,7 +87,7 @@ async def decide_step(
 
 
 async def validate_and_decide(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     arguments: Mapping[str, Any],

@@ -22,6 +22,7 @@ from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._deciding import decide_step, validate_and_decide
+from invokit.execution._doors import Pipeline
 from invokit.execution._events import EventSink
 from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
@@ -39,7 +40,6 @@ from invokit.execution._records import (
     shown,
     validated_data,
 )
-from invokit.execution._reporting import Reporter
 from invokit.execution._running import finish, run
 from invokit.execution._state_location import check_state_location
 from invokit.permissions._requests import PermissionRequest
@@ -64,7 +64,7 @@ Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 ``False`` (deny)."""
 
 
-class Executor(Reporter):
+class Executor(Pipeline):
     """Runs tool calls through the guarded pipeline.
 
     Args:

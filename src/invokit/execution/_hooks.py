@@ -17,7 +17,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class Hook(Protocol):
 
 
 async def run_before_hooks(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],

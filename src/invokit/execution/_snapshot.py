@@ -27,7 +27,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRecord, StandingRule
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.permissions import PermissionChecker, PermissionRequest, ToolPolicy
 
 _ASKING: dict[str, ToolSpec] = {}
@@ -36,7 +36,7 @@ tool's own check wants approved (asked, unless a deny or a standing rule decides
 
 
 async def read_call(
-    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+    ex: Pipeline, prepared: Prepared, call: ToolCall, args: dict[str, Any], ctx: ToolContext
 ) -> Snapshot | ToolError:
     """The tool's permission requests, its own approval check (only when the policy allows)
     and the host checkers' answers; the refusal of a preflight or approval check that refused
@@ -99,7 +99,7 @@ def _checked(
 
 
 async def read_store(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -153,7 +153,7 @@ async def read_store(
     )
 
 
-async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+async def earlier(ex: Pipeline, call_id: str, session_id: str | None) -> ApprovalRecord | None:
     """The newest approval this executor's project recorded for the call ``call_id`` of
     ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
     there is none or the store cannot say."""
@@ -171,7 +171,7 @@ def _check_of(tool: Tool) -> BoundCheck | None:
     return tool.approval_check
 
 
-def _asking(ex: Executor, spec: ToolSpec) -> ToolPolicy:
+def _asking(ex: Pipeline, spec: ToolSpec) -> ToolPolicy:
     """The policy in force compiled for ``spec`` marked ``needs_approval``."""
     fingerprint = spec.fingerprint
     asking = _ASKING.get(fingerprint)
