@@ -20,13 +20,12 @@ if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalStore, StandingRule
     from invokit.execution._artifacts import SpillStore
     from invokit.execution._authority import Authority
-    from invokit.execution._decision import Verdict
     from invokit.execution._invoke import Deadlines
-    from invokit.execution._outcomes import Failed, Outcome
+    from invokit.execution._outcomes import Outcome
     from invokit.execution._prepared import Prepared
-    from invokit.permissions import Decision, PermissionChecker, PermissionRequest, Policy
+    from invokit.permissions import Decision, PermissionChecker, Policy
     from invokit.tools._base import Tool
-    from invokit.tools._context import ToolContext
+    from invokit.tools._context import ProgressCallback, ToolContext
 
 
 class Pipeline(Reporter):
@@ -56,6 +55,8 @@ class Pipeline(Reporter):
 
         def _not_found(self, call: ToolCall) -> str: ...
 
+        def _asked_never(self, call: ToolCall) -> bool: ...
+
         async def _run(
             self,
             prepared: Prepared,
@@ -81,16 +82,8 @@ class Pipeline(Reporter):
             approved: ApprovalRequest | None,
         ) -> Outcome: ...
 
-        async def _recheck(
-            self,
-            prepared: Prepared,
-            call: ToolCall,
-            arguments: Mapping[str, Any],
-            ctx: ToolContext,
-            start: float,
-            source: str,
-        ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision, Verdict] | Failed: ...
-
-        async def execute(self, call: ToolCall) -> Outcome: ...
+        async def execute(
+            self, call: ToolCall, *, on_progress: ProgressCallback | None = None
+        ) -> Outcome: ...
 
         def concurrency_of(self, call: ToolCall) -> str: ...

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +16,13 @@ from invokit._calls import ToolCall
 from invokit.exceptions import (
     ArgumentsError,
 )
-from invokit.execution import _approving, _standing
+from invokit.execution import _approving, _resuming, _standing
 from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
-from invokit.execution._deciding import decide_step, validate_and_decide
 from invokit.execution._doors import Pipeline
 from invokit.execution._events import EventSink
+from invokit.execution._guarding import guarded
 from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
 from invokit.execution._outcomes import (
@@ -40,9 +39,9 @@ from invokit.execution._records import (
     shown,
     validated_data,
 )
+from invokit.execution._resuming import answer_of, interrupt_id
 from invokit.execution._running import finish, run
 from invokit.execution._state_location import check_state_location
-from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
@@ -56,8 +55,7 @@ if TYPE_CHECKING:
         StandingRule,
     )
     from invokit.execution._checking import CallCheck
-    from invokit.execution._decision import Verdict
-    from invokit.permissions import Decision, PermissionChecker, Policy
+    from invokit.permissions import PermissionChecker, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 """Decides an approval request inline: an ``ApprovalDecision``, or ``True`` (approve once) /
@@ -304,48 +302,7 @@ class Executor(Pipeline):
             record(("validated", call, time(), validated_data, args))
         return args
 
-    async def _guarded(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext,
-        start: float,
-        *,
-        approved: ApprovalRequest | None,
-    ) -> Outcome:
-        """The verdict on ``args`` (``_decision.decide``), acted on: run, refuse, run under a
-        standing answer or an approval given elsewhere, or ask. ``approved`` is the request a
-        person approved for exactly these arguments, if any."""
-        decided = await decide_step(self, prepared, call, args, ctx, start)
-        if isinstance(decided, Failed):
-            return decided
-        verdict, decision = decided.verdict, decided.decision
-        if approved is not None or (verdict.action == "allow" and verdict.by == "policy"):
-            if approved is None and prepared.withdraws and not self._asked_never(call):
-                await _approving.ran_without(self, call)
-            return await self._run(
-                prepared, call, args, ctx, start, approved=approved, decision=decision
-            )
-        if verdict.by in ("always", "session"):  # a standing answer: the call runs under it
-            await _approving.ran_without(self, call)
-            return await self._run(
-                prepared, call, args, ctx, start, approved=None, decision=decision,
-                authority=verdict.authority,
-            )  # fmt: skip
-        if verdict.by == "approval" and verdict.approval is not None:
-            used = await _approving.use_approval(self, prepared, call, verdict.approval)
-            if used is not None:
-                await _approving.ran_without(self, call, used)
-                return await self._run(
-                    prepared, call, args, ctx, start, approved=used, decision=decision
-                )
-        # Asked about: this call's own earlier question is joined again (``rejoin``), else
-        # a person is asked.
-        return await _approving.ask(
-            self, prepared, call, args, decided.requests, decision, ctx, start
-        )
-
+    _guarded = guarded
     _run = run
     _finish = finish
 
@@ -377,39 +334,18 @@ class Executor(Pipeline):
         policy in force: an approval satisfies an ``ask``, never a ``deny``. A "no" (from here
         or any other channel) is final for that request.
         """
-        # Only the id is read from what the caller holds: the call, its arguments and what it
-        # waits for come from the executor's own record (a dict can be forged).
-        if isinstance(interrupt, Mapping):
-            found = interrupt.get("id")
-            if found is None and isinstance(interrupt.get("request"), Mapping):
-                found = interrupt["request"].get("id")
-            if not isinstance(found, str):
-                raise ValueError("an interrupt to resume needs its 'id'")
-            approval_id = found
-        else:
-            approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
-        if type(approval_id) is not str and isinstance(approval_id, str):
-            approval_id = str.__str__(approval_id)  # a str subclass is the text it holds
+        approval_id = interrupt_id(interrupt)
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
-            other = await _approving.resume_other(
+            other = await _resuming.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
             if self._commits_on_return:
                 await self.commit()
             return other
-        from invokit.approvals import ApprovalDecision
-
-        answer = None
-        if approve is not None:
-            answer = ApprovalDecision(
-                approved=approve,
-                scope=scope,
-                reason=reason,
-                arguments=dict(arguments) if arguments is not None else None,
-                by=by,
-                credentials=dict(credentials) if credentials is not None else None,
-            )
-        outcome = await _approving.decide_request(
+        answer = answer_of(
+            approve, scope=scope, reason=reason, arguments=arguments, by=by, credentials=credentials
+        )
+        outcome = await _resuming.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
         request = (await self.approvals.get(approval_id)).request
@@ -431,22 +367,6 @@ class Executor(Pipeline):
             if waiter is not None:
                 await waiter
 
-    async def _recheck(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        arguments: Mapping[str, Any],
-        ctx: ToolContext,
-        start: float,
-        source: str,
-    ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision, Verdict] | Failed:
-        """Validation and the decision again, for arguments that changed after the first
-        decision (a hook's rewrite, a person's edit); a deny or invalid input fails the call."""
-        decided = await validate_and_decide(self, prepared, call, arguments, ctx, start, source)
-        if isinstance(decided, Failed):
-            return decided
-        return decided.args, decided.requests, decided.decision, decided.verdict
-
     async def execute_many(
         self,
         calls: Sequence[ToolCall],
@@ -463,23 +383,11 @@ class Executor(Pipeline):
             self, calls, max_concurrency or self.limits.max_concurrency, on_outcome
         )
 
-    async def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
+    def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
         """Progress events as the call runs, then its outcome (always the last item)."""
-        import anyio
+        from invokit.execution._batch import stream
 
-        send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
-
-        async def forward(progress: Progress) -> None:
-            await send.send(progress)
-
-        async def run() -> None:
-            async with send:
-                await send.send(await self.execute(call, on_progress=forward))
-
-        async with anyio.create_task_group() as group, receive:
-            group.start_soon(run)
-            async for item in receive:
-                yield item
+        return stream(self, call)
 
     def concurrency_of(self, call: ToolCall) -> str:
         """``shared`` or ``exclusive`` for ``call`` (unknown tools are shared: they fail at once)."""
@@ -509,22 +417,7 @@ class Executor(Pipeline):
     async def explain(self, call: ToolCall) -> Any:
         """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
         validation and preflight); raises for an unknown tool or invalid arguments."""
-        prepared = self._lookup(call.name)
-        if prepared is None:
-            raise KeyError(self._not_found(call))
-        args = prepared.validator(call.arguments)
-        requests = tuple(
-            prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
-        )
-        explanation = await _standing.explain_standing(self, prepared, args, requests)
-        if self._checkers:  # a host checker's stricter answer decides, as in execute
-            from invokit.execution._decision import stricter
-            from invokit.execution._snapshot import checked_by
-
-            decision = stricter(explanation.decision, checked_by(self._checkers, call, requests))
-            if decision is not explanation.decision:
-                explanation = replace(explanation, decision=decision, default_used=False)
-        return explanation
+        return await _standing.explain_with_standing(self, call)
 
     async def aclose(self) -> None:
         """Tear down every tool that was set up (listed or not), each within

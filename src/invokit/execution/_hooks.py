@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.execution import _approving
+from invokit.execution._deciding import validate_and_decide
 from invokit.execution._outcomes import Completed, Failed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
@@ -103,10 +104,14 @@ async def run_before_hooks(
     if current == args:
         return None
     # Guards see what will really run: rewritten arguments are validated and decided again.
-    checked = await ex._recheck(prepared, call, current, ctx, start, "The arguments a hook rewrote")
+    checked = await validate_and_decide(
+        ex, prepared, call, current, ctx, start, "The arguments a hook rewrote"
+    )
     if isinstance(checked, Failed):
         return checked
-    current, requests, decision, verdict = checked
+    current, requests, decision, verdict = (
+        checked.args, checked.requests, checked.decision, checked.verdict
+    )  # fmt: skip
     authority = None  # what the rewritten arguments run under, decided again here
     asked = verdict.action != "allow" or verdict.by != "policy"
     if asked and not (approved is not None and approved.arguments == current):

@@ -16,6 +16,7 @@ from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalError, ToolError, ToolFailed
 from invokit.execution._authority import grant_id, session_authority
+from invokit.execution._checkers import checked_by
 from invokit.execution._decision import Snapshot
 from invokit.execution._prepared import Prepared
 from invokit.execution._standing import applicable, refresh_standing_rules, standing_policy
@@ -28,7 +29,7 @@ from invokit.tools._context import ToolContext
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRecord, StandingRule
     from invokit.execution._doors import Pipeline
-    from invokit.permissions import PermissionChecker, PermissionRequest, ToolPolicy
+    from invokit.permissions import ToolPolicy
 
 _ASKING: dict[str, ToolSpec] = {}
 """A tool's spec marked ``needs_approval``, by fingerprint: how the policy treats a call the
@@ -70,32 +71,6 @@ async def read_call(
     checkers = ex._checkers
     checked = checked_by(checkers, call, requests) if checkers else ()
     return Snapshot(requests=requests, asking=asking, checked=checked)
-
-
-def checked_by(
-    checkers: tuple[PermissionChecker, ...], call: ToolCall, requests: tuple[PermissionRequest, ...]
-) -> tuple[Decision, ...]:
-    """Each host checker's answer for ``call`` and its ``requests``, in order."""
-    return tuple(_checked(c, call, requests) for c in checkers)
-
-
-def _checked(
-    checker: PermissionChecker, call: ToolCall, requests: tuple[PermissionRequest, ...]
-) -> Decision:
-    """One host checker's answer; a checker that fails or answers nonsense denies."""
-    name = type(checker).__name__
-    try:
-        answer = checker.check(call, requests)
-    except Exception as exc:
-        return Decision.deny(
-            f"The permission checker {name} failed ({type(exc).__name__}); nothing ran."
-        )
-    if not isinstance(answer, Decision):
-        return Decision.deny(
-            f"The permission checker {name} returned {type(answer).__name__}, not a Decision; "
-            "nothing ran."
-        )
-    return answer
 
 
 async def read_store(

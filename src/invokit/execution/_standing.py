@@ -235,10 +235,18 @@ async def explain_standing(
 
 async def explain_with_standing(ex: Pipeline, call: ToolCall) -> Explanation:
     """:meth:`Executor.explain`, with this project's standing rules for the tool in the
-    explanation; raises for an unknown tool or invalid arguments."""
+    explanation and the host checkers' stricter answers; raises for an unknown tool or invalid arguments."""
     prepared = ex._lookup(call.name)
     if prepared is None:
         raise KeyError(ex._not_found(call))
     args = prepared.validator(call.arguments)
     requests = tuple(prepared.tool.permissions(args, ToolContext(call, resources=ex.resources)))
-    return await explain_standing(ex, prepared, args, requests)
+    explanation = await explain_standing(ex, prepared, args, requests)
+    if ex._checkers:  # a host checker's stricter answer decides, as in execute
+        from invokit.execution._checkers import checked_by
+        from invokit.execution._decision import stricter
+
+        decision = stricter(explanation.decision, checked_by(ex._checkers, call, requests))
+        if decision is not explanation.decision:
+            explanation = replace(explanation, decision=decision, default_used=False)
+    return explanation
