@@ -132,9 +132,12 @@ def decide(
     verdict = decision.verdict
     if verdict != "ask":
         return Verdict(
-            action=verdict, reason=decision.reason, rule=decision.rule, by="policy",
+            action=verdict,
+            reason=decision.reason,
+            rule=decision.rule,
+            by="policy",
             decision=decision,
-        )  # fmt: skip
+        )
     question = Question(
         reason=decision.reason,
         rule=decision.rule,
@@ -142,9 +145,13 @@ def decide(
         requests=snapshot.requests,
     )
     asked = Verdict(
-        action="ask", reason=decision.reason, rule=decision.rule, by="ask", decision=decision,
+        action="ask",
+        reason=decision.reason,
+        rule=decision.rule,
+        by="ask",
+        decision=decision,
         question=question,
-    )  # fmt: skip
+    )
     if not snapshot.read:
         return asked
     record = snapshot.earlier
@@ -153,39 +160,66 @@ def decide(
     if record is not None and final_no(record):  # a person's "no" wins over any grant
         assert record.decision is not None
         return Verdict(
-            action="deny", reason=denied_by(record.request, record.decision), rule=None,
-            by="no", decision=decision, approval=record.request,
-        )  # fmt: skip
+            action="deny",
+            reason=denied_by(record.request, record.decision),
+            rule=None,
+            by="no",
+            decision=decision,
+            approval=record.request,
+        )
     standing = _standing(plan, arguments, snapshot, decision)
     if standing is not None:
         return Verdict(
-            action="allow", reason=standing[0], rule=standing[2],
-            by="always", decision=decision, authority=standing[1], question=question,
-        )  # fmt: skip
+            action="allow",
+            reason=standing[0],
+            rule=standing[2],
+            by="always",
+            decision=decision,
+            authority=standing[1],
+            question=question,
+        )
     grant = snapshot.grant
     if grant is not None and not decision.targeted and decision.protected is None:
         return Verdict(
-            action="allow", reason="approved for this session", rule=None, by="session",
-            decision=decision, authority=grant, question=question,
-        )  # fmt: skip
+            action="allow",
+            reason="approved for this session",
+            rule=None,
+            by="session",
+            decision=decision,
+            authority=grant,
+            question=question,
+        )
     approved = snapshot.approved
     if approved is not None and _runs_as_approved(approved, arguments):
         return Verdict(
-            action="allow", reason=f"approved by a person (approval {approved.request.id})",
-            rule=decision.rule, by="approval", decision=decision, approval=approved.request,
+            action="allow",
+            reason=f"approved by a person (approval {approved.request.id})",
+            rule=decision.rule,
+            by="approval",
+            decision=decision,
+            approval=approved.request,
             question=question,
-        )  # fmt: skip
+        )
     if record is not None and record.status == "pending":
         return Verdict(
-            action="ask", reason=decision.reason, rule=decision.rule, by="pending",
-            decision=decision, approval=record.request, question=question,
-        )  # fmt: skip
+            action="ask",
+            reason=decision.reason,
+            rule=decision.rule,
+            by="pending",
+            decision=decision,
+            approval=record.request,
+            question=question,
+        )
     if record is not None and record.status == "approved":
         return Verdict(
-            action="allow", reason=f"approved by a person (approval {record.request.id})",
-            rule=decision.rule, by="earlier", decision=decision, approval=record.request,
+            action="allow",
+            reason=f"approved by a person (approval {record.request.id})",
+            rule=decision.rule,
+            by="earlier",
+            decision=decision,
+            approval=record.request,
             question=question,
-        )  # fmt: skip
+        )
     return asked
 
 

@@ -46,9 +46,15 @@ async def guarded(
     if verdict.by in ("always", "session"):  # a standing answer: the call runs under it
         await _approving.ran_without(ex, call)
         return await ex._run(
-            prepared, call, args, ctx, start, approved=None, decision=decision,
+            prepared,
+            call,
+            args,
+            ctx,
+            start,
+            approved=None,
+            decision=decision,
             authority=verdict.authority,
-        )  # fmt: skip
+        )
     if verdict.by == "approval" and verdict.approval is not None:
         used = await _approving.use_approval(ex, prepared, call, verdict.approval)
         if used is not None:

@@ -110,8 +110,11 @@ async def run_before_hooks(
     if isinstance(checked, Failed):
         return checked
     current, requests, decision, verdict = (
-        checked.args, checked.requests, checked.decision, checked.verdict
-    )  # fmt: skip
+        checked.args,
+        checked.requests,
+        checked.decision,
+        checked.verdict,
+    )
     authority = None  # what the rewritten arguments run under, decided again here
     asked = verdict.action != "allow" or verdict.by != "policy"
     if asked and not (approved is not None and approved.arguments == current):
