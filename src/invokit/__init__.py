@@ -47,7 +47,7 @@ from invokit.schema import ArgumentValidator, to_jsonable
 from invokit.tools import DeclaredTool, FunctionTool, Progress, Tool, ToolContext, declare, tool
 
 if TYPE_CHECKING:
-    from invokit.permissions import Decision, Policy
+    from invokit.permissions import Decision, PermissionChecker, Policy
 
 __version__ = "0.1.0"
 
@@ -78,6 +78,7 @@ __all__ = [
     "MalformedArguments",
     "Outcome",
     "OutputLimit",
+    "PermissionChecker",
     "Policy",
     "Progress",
     "Quota",
@@ -103,7 +104,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The policy engine loads on first use: ``import invokit`` stays light.
-    if name in ("Decision", "Policy"):
+    if name in ("Decision", "PermissionChecker", "Policy"):
         from invokit import permissions
 
         value = getattr(permissions, name)

@@ -176,3 +176,32 @@ async def test_editing_arguments_in_place_changes_nothing(recorder: Recorder) ->
     outcome = await executor.execute(ToolCall(id="1", name="write", arguments={"path": "ok.txt"}))
     assert isinstance(outcome, Completed)
     assert recorder.calls == [("write", {"path": "ok.txt"})]
+
+
+async def test_a_rewrite_to_arguments_a_person_refused_stays_refused(
+    registry: ToolRegistry, recorder: Recorder
+) -> None:
+    """A hook's rewrite to the arguments a person said "no" to for this very call is refused,
+    even when a session grant covers the tool: a grant never overrules a "no"."""
+    from invokit.approvals import ApprovalDecision, MemoryApprovalStore
+
+    store = MemoryApprovalStore()
+    policy = Policy(ask=["delete"])
+    call = ToolCall(id="c1", name="delete", arguments={"path": "x"}, session_id="s1")
+    asking = Executor(registry, policy=policy, approvals=store, project="/p")
+    asked = await asking.execute(call)
+    assert isinstance(asked, Interrupted)
+    no = ApprovalDecision(approved=False, by="alice", reason="not x")
+    await store.resolve(asked.interrupt.id, no)
+    spec = registry.get("delete").spec  # type: ignore[union-attr]
+    await store.grant_session("s1", spec.name, spec.fingerprint, project="/p")
+    hooked = Executor(
+        registry, policy=policy, approvals=store, project="/p", hooks=[Rewriter({"path": "x"})]
+    )
+    outcome = await hooked.execute(
+        ToolCall(id="c1", name="delete", arguments={"path": "y"}, session_id="s1")
+    )
+    assert isinstance(outcome, Failed)
+    assert outcome.result.error is not None
+    assert outcome.result.error.kind == "approval_denied"
+    assert recorder.count("delete") == 0

@@ -1,51 +1,54 @@
-"""Approvals in the executor: asking, standing grants, resuming, and remembering scopes.
+"""Approvals in the executor: asking, rejoining a question asked before, using an approval
+given elsewhere (resuming is in ``_resuming.py``; the names other packages import from here are
+re-exported).
 
-Functions of the :class:`~invokit.execution.Executor` they serve (``ex``), kept apart from the
+Nothing here decides whether a call may run: ``_decision.py`` does, and these functions act on
+its verdict (and, on a resume, on the answer a person gave).
+
+Each takes the door (``ex``, :class:`~invokit.execution._doors.Pipeline`), kept apart from the
 hot path: every one of them runs only for calls the policy asks about or that were interrupted.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
-import warnings
-from collections.abc import Mapping
 from dataclasses import replace
-from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit._ids import new_id
-from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
-from invokit.execution._deciding import decide, validate_and_decide
-from invokit.execution._normalize import value_to_result
+from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError
+from invokit.execution._answers import emit_resolved as emit_resolved
+from invokit.execution._answers import withdraw as withdraw
+from invokit.execution._decision import denied_by as denied_by
+from invokit.execution._decision import final_no as final_no
+from invokit.execution._decision import same_call as same_call
 from invokit.execution._outcomes import (
     ApprovalRequired,
-    AuthorizationRequired,
-    Completed,
-    ExternalCall,
     Failed,
-    Interrupted,
     Outcome,
-    interrupt_from_dict,
 )
 from invokit.execution._prepared import Prepared
-from invokit.execution._records import completed_data
+from invokit.execution._resuming import apply_answer as apply_answer
+from invokit.execution._resuming import decide_request as decide_request
+from invokit.execution._resuming import hold as hold
+from invokit.execution._resuming import not_permitted as not_permitted
+from invokit.execution._resuming import resume_other as resume_other
+from invokit.execution._snapshot import earlier as earlier
 from invokit.execution._standing import remember_scope
-from invokit.execution._standing import standing_grant as standing_grant
 from invokit.permissions._requests import PermissionRequest, request_to_dict
-from invokit.tools._context import ProgressCallback, ToolContext
+from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
-    from invokit.execution._executor import Executor
+    from invokit.approvals import ApprovalDecision, ApprovalRequest
+    from invokit.execution._doors import Pipeline
     from invokit.permissions import Decision
 
 
 async def ask(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -119,43 +122,8 @@ async def _hold(request: ApprovalRequest) -> None:
         await lease.hold(request.id)
 
 
-async def earlier(ex: Executor, call_id: str, session_id: str | None) -> ApprovalRecord | None:
-    """The newest approval this executor's project recorded for the call ``call_id`` of
-    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
-    there is none or the store cannot say."""
-    if type(call_id) is not str:
-        return None
-    try:
-        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
-    except Exception:  # a store that cannot look up (or a legacy one): ask anew
-        return None
-
-
-def same_call(record: ApprovalRecord, prepared: Prepared, args: dict[str, Any]) -> bool:
-    """Whether ``record`` asked about exactly this call: the tool version and arguments."""
-    request = record.request
-    return (
-        request.tool == prepared.spec.name
-        and request.spec_fingerprint == prepared.spec.fingerprint
-        and request.arguments_hash == canonical_hash(args)
-    )
-
-
-def final_no(record: ApprovalRecord) -> bool:
-    """Whether ``record`` holds a person's "no" that still answers its call: denied by
-    someone (a withdrawal by the executor is not an answer: the call may ask again) within
-    the request's lifetime."""
-    decision = record.decision
-    return (
-        record.status == "denied"
-        and decision is not None
-        and decision.by != "executor"
-        and not record.request.expired()
-    )
-
-
 async def rejoin(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -194,20 +162,7 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
-async def denied_before(
-    ex: Executor, prepared: Prepared, call: ToolCall, args: dict[str, Any], start: float
-) -> Failed | None:
-    """The denial, when a person said "no" to this very call (same id, session, project, tool
-    version and arguments) within its lifetime: asked again, it stays denied, whatever
-    standing grant came meanwhile."""
-    record = await earlier(ex, call.id, call.session_id)
-    if record is None or not final_no(record) or not same_call(record, prepared, args):
-        return None
-    assert record.decision is not None
-    return ex._failed(call, start, "approval_denied", denied_by(record.request, record.decision))
-
-
-async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+async def ran_without(ex: Pipeline, call: ToolCall, used: ApprovalRequest | None = None) -> None:
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
     withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
@@ -224,8 +179,24 @@ async def ran_without(ex: Executor, call: ToolCall, used: ApprovalRequest | None
     await withdraw(ex, record.request, "the call ran without it")
 
 
+async def use_approval(
+    ex: Pipeline, prepared: Prepared, call: ToolCall, request: ApprovalRequest
+) -> ApprovalRequest | None:
+    """Use up an approval a person gave elsewhere for exactly this call (the verdict's
+    ``approval``), report it and record its wider scope; ``None`` when it cannot be used
+    (used meanwhile, expired): the call is then asked about."""
+    try:
+        record = await ex.approvals.consume(request.id)
+    except ApprovalError:
+        return None
+    emit_resolved(ex, call, record.request, record.decision, consumed=True)
+    if record.decision is not None:
+        await remember_scope(ex, prepared, record.request, record.decision.scope)
+    return record.request
+
+
 async def ask_approver(
-    ex: Executor, request: ApprovalRequest, start: float
+    ex: Pipeline, request: ApprovalRequest, start: float
 ) -> ApprovalDecision | Failed:
     """The inline approver's answer. ``True``/``False`` stand for approve once / deny. An
     approver that fails, answers nonsense or does not answer within the request's lifetime
@@ -277,344 +248,7 @@ async def ask_approver(
     return answer
 
 
-async def withdraw(ex: Executor, request: ApprovalRequest, why: str) -> None:
-    """Record ``request`` as denied by the executor (best effort: a store that fails leaves it
-    pending, where it expires unapproved); report it."""
-    from invokit.approvals import ApprovalDecision
-
-    answer = ApprovalDecision(approved=False, reason=why, by="executor", channel="executor")
-    try:
-        await ex.approvals.withdraw(request.id, answer)
-    except ApprovalError:
-        return  # it ran already or is unknown: nothing to withdraw
-    except Exception as exc:
-        warnings.warn(
-            f"approval {request.id} could not be withdrawn ({why}): {exc!r}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return
-    emit_resolved(ex, request.call, request, answer)
-
-
-async def decide_request(
-    ex: Executor,
-    approval_id: str,
-    answer: ApprovalDecision | None,
-    *,
-    ctx: ToolContext | None,
-    start: float,
-    on_progress: ProgressCallback | None = None,
-) -> Outcome:
-    """Apply ``answer`` (``None``: it was decided elsewhere) to the request, then run the call
-    if it is approved and the policy in force still lets it run.
-
-    A "no" from any channel is final: on a request approved elsewhere and not yet used it
-    withdraws the approval. A "yes" never overrides a "no", and a "yes" with edited arguments on
-    a request already approved with other arguments runs nothing (``approval_conflict``).
-    """
-    record = await ex.approvals.get(approval_id)
-    request = record.request
-    call = request.call
-    if ctx is not None:
-        call = ctx.call or call  # the same execution goes on: report it as that call
-        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
-    # A resume: a new execution of the call, traced as its own span linked to the asking one.
-    traced = _start_resumed(ex, call, request)
-    try:
-        return await _decide_request(ex, record, answer, ctx, start, on_progress, call)
-    except BaseException as exc:
-        for sink in traced:
-            sink.abandon(call, time.time(), type(exc).__name__)
-        raise
-
-
-async def _decide_request(
-    ex: Executor,
-    record: ApprovalRecord,
-    answer: ApprovalDecision | None,
-    ctx: ToolContext | None,
-    start: float,
-    on_progress: ProgressCallback | None,
-    call: ToolCall,
-) -> Outcome:
-    request = record.request
-    approval_id = request.id
-    if request.project != ex.project:
-        # An approval belongs to the project whose executor asked; nothing is recorded here.
-        return ex._failed(
-            call,
-            start,
-            "approval_mismatch",
-            f"The approval request {approval_id} was asked in project {request.project!r}, "
-            f"not in this one ({ex.project!r}); nothing ran and nothing was recorded. Resume "
-            "it where it was asked, or call the tool again here.",
-        )
-    if record.status == "expired":
-        return ex._failed(
-            call,
-            start,
-            "approval_expired",
-            f"The approval request {approval_id} expired; nothing ran. Call again.",
-        )
-    if record.status == "consumed":
-        raise ApprovalAlreadyUsed(
-            approval_id, "it was used already; an approval runs its call once"
-        )
-    if answer is not None:
-        why = not_permitted(request, answer)
-        if why is not None:
-            return ex._failed(
-                call,
-                start,
-                "approval_not_permitted",
-                f"This answer to approval request {approval_id} was not taken: {why}. Nothing "
-                "ran; the question stays open for someone who may answer it.",
-            )
-        refused = await apply_answer(ex, record, answer, start, call)
-        if isinstance(refused, Failed):
-            return refused
-        record = refused
-    decision = record.decision
-    if record.status == "pending" or decision is None:
-        return ex._interrupted(ApprovalRequired(request=request))
-    if not decision.approved:
-        return ex._failed(call, start, "approval_denied", denied_by(request, decision))
-    why = not_permitted(request, decision)
-    if why is not None:  # a "yes" recorded by a channel that did not check who gave it
-        return ex._failed(
-            call,
-            start,
-            "approval_not_permitted",
-            f"The approval of request {approval_id} does not count: {why}. Nothing ran.",
-        )
-    prepared = ex._lookup(request.tool)
-    if prepared is None or prepared.spec.fingerprint != request.spec_fingerprint:
-        return ex._failed(
-            call,
-            start,
-            "approval_mismatch",
-            f"The tool {request.tool!r} changed or disappeared since the approval was asked; "
-            "nothing ran. Call it again.",
-        )
-    if ctx is None or decision.credentials:
-        ctx = ToolContext(
-            call,
-            resources=ex.resources,
-            credentials=decision.credentials,
-            on_progress=ex._progress(call, on_progress),
-        )
-    # The policy in force decides again: an approval satisfies an ask, never a deny.
-    if decision.arguments is not None:
-        decided = await validate_and_decide(
-            ex, prepared, call, decision.arguments, ctx, start, "The edited arguments"
-        )
-    else:
-        decided = await decide(ex, prepared, call, request.arguments, ctx, start)
-    if isinstance(decided, Failed):
-        # The approval is used up: it must never run later, with these or other arguments.
-        with contextlib.suppress(ApprovalError):
-            await ex.approvals.consume(approval_id)
-        return decided
-    try:
-        consumed = await ex.approvals.consume(approval_id)
-    except ApprovalAlreadyUsed:
-        raise
-    except ApprovalError as exc:
-        return ex._failed(
-            call, start, "approval_expired", f"The approval cannot be used: {exc.detail}"
-        )
-    args = decided.args
-    approved = replace(consumed.request, arguments=args)
-    # A wider scope covers what runs (a person's edit, with its own requests), never the
-    # arguments the person rejected by editing them.
-    ran = replace(
-        request, arguments=args, arguments_hash=canonical_hash(args), requests=decided.requests
-    )
-    await remember_scope(ex, prepared, ran, decision.scope)
-    return await ex._run(
-        prepared, call, args, ctx, start, approved=approved, decision=decided.decision
-    )
-
-
-async def apply_answer(
-    ex: Executor,
-    record: ApprovalRecord,
-    answer: ApprovalDecision,
-    start: float,
-    call: ToolCall | None = None,
-) -> ApprovalRecord | Failed:
-    """Record ``answer`` on a pending request, or reconcile it with a decision made elsewhere:
-    a "no" withdraws an unused "yes"; a "yes" does not change a "no"; a "yes" for other
-    arguments than the ones approved runs nothing."""
-    request = record.request
-    call = call or request.call  # the execution going on, when there is one
-    approval_id = request.id
-    if record.status == "pending":
-        try:
-            resolved = await ex.approvals.resolve(approval_id, answer)
-        except ApprovalExpired:
-            return ex._failed(
-                call, start, "approval_expired", f"The approval request {approval_id} expired."
-            )
-        except ApprovalAlreadyUsed:  # decided elsewhere meanwhile: reconcile with that
-            record = await ex.approvals.get(approval_id)
-        else:
-            emit_resolved(ex, call, request, answer)
-            return resolved
-    if record.status == "consumed":
-        raise ApprovalAlreadyUsed(
-            approval_id, "it was used already; an approval runs its call once"
-        )
-    if record.status != "approved":
-        return record  # denied (or expired): a "yes" does not change that
-    if not answer.approved:
-        record = await ex.approvals.withdraw(approval_id, answer)
-        emit_resolved(ex, call, request, answer)
-        return record
-    if answer.arguments is not None and canonical_hash(answer.arguments) != canonical_hash(
-        record.arguments
-    ):
-        return ex._failed(
-            call,
-            start,
-            "approval_conflict",
-            f"The approval request {approval_id} was already approved elsewhere "
-            + (
-                "with other edited arguments"
-                if record.arguments is not request.arguments
-                else "for its original arguments"
-            )
-            + "; nothing ran. Resume it without arguments to run what was approved, or deny "
-            "it and call the tool again with the arguments you want.",
-        )
-    return record
-
-
-def not_permitted(request: ApprovalRequest, decision: ApprovalDecision) -> str | None:
-    """Why this decision's person may not give it (the request's approvers, four eyes), or
-    ``None``. Every "yes" passes here before it runs anything, whatever channel recorded it."""
-    from invokit.permissions._deciders import refusal
-
-    asker = request.call.metadata.get("invokit.principal")
-    return refusal(
-        request.deciders,
-        decision.person,
-        asker if isinstance(asker, Mapping) else None,
-        approving=decision.approved,
-    )
-
-
-def denied_by(request: ApprovalRequest, decision: ApprovalDecision) -> str:
-    """What the model reads when the request was denied, by a person or withdrawn."""
-    why = decision.reason or "no reason given"
-    if decision.by == "executor":
-        return f"The approval request for this call of {request.tool!r} was withdrawn ({why}); nothing ran."
-    return f"A person denied this call of {request.tool!r}: {why}"
-
-
-async def resume_other(
-    ex: Executor,
-    interrupt_id: str,
-    credentials: Mapping[str, Any] | None,
-    result: Any,
-    on_progress: ProgressCallback | None,
-) -> Outcome:
-    """Resume an ``AuthorizationRequired`` or ``ExternalCall`` from the executor's own record
-    of it (taken once, atomically), never from the caller's copy."""
-    start = perf_counter()
-    if interrupt_id.startswith("auth_") and credentials is None:
-        # Misuse, not a decision: the interrupt stays open for a resume with credentials.
-        raise ValueError(f"resume the authorization interrupt {interrupt_id} with credentials=...")
-    ex._interrupts.pop(interrupt_id, None)
-    interrupt = interrupt_from_dict(await ex.approvals.take_interrupt(interrupt_id))
-    call = interrupt.call
-    _start_resumed(ex, call, None)  # a new execution of the call: its own span
-    if isinstance(interrupt, ExternalCall):
-        outcome = value_to_result(call, result, perf_counter() - start)
-        if "completed" in ex._sinks_for:
-            ex._emit("completed", call, completed_data(outcome, interrupt.arguments, None, None))
-        return Completed(outcome)
-    assert isinstance(interrupt, AuthorizationRequired)
-    prepared = ex._lookup(call.name)
-    if prepared is None:
-        return ex._failed(call, start, "not_found", ex._not_found(call))
-    ctx = ToolContext(
-        call,
-        resources=ex.resources,
-        credentials=credentials,
-        on_progress=ex._progress(call, on_progress),
-    )
-    # Policy is checked again: it may have changed while the call waited.
-    return await ex._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
-
-
-async def hold(ex: Executor, outcome: Interrupted) -> Outcome:
-    """Record an authorization or external-call interrupt in the store before it is handed
-    out, so it can be resumed once, in this process or another, with what invokit recorded."""
-    interrupt = outcome.interrupt
-    try:
-        await ex.approvals.put_interrupt(
-            interrupt.id, interrupt.to_dict(), time.time() + ex.limits.approval_ttl
-        )
-    except Exception as exc:  # not recorded, not resumable: refuse rather than hand it out
-        ex._interrupts.pop(interrupt.id, None)
-        return ex._failed(
-            interrupt.call,
-            perf_counter(),
-            "interrupt_unavailable",
-            f"The {interrupt.kind} interrupt could not be recorded ({type(exc).__name__}); "
-            "nothing can resume it. Call again.",
-        )
-    return outcome
-
-
-# -- tracing --------------------------------------------------------------------------------
-
-
-def _asking_trace(ex: Executor, call: ToolCall) -> dict[str, str] | None:
+def _asking_trace(ex: Pipeline, call: ToolCall) -> dict[str, str] | None:
     """The trace context of the asking call's span, when a tracing sink traces it."""
     otel = sys.modules.get("invokit.execution._otel")
     return None if otel is None else otel.asking_context(ex.sinks, call)
-
-
-def _start_resumed(ex: Executor, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
-    """Start the resumed call's span in each tracing sink, linked to the asking span (the
-    request's, for an approval)."""
-    otel = sys.modules.get("invokit.execution._otel")
-    if otel is None or not ex.sinks:
-        return []
-    asked = request.trace if request is not None else None
-    started: list[Any] = otel.start_resumed(ex.sinks, call, time.time(), asked)
-    return started
-
-
-# -- batches and streams -------------------------------------------------------------
-
-
-def emit_resolved(
-    ex: Executor,
-    call: ToolCall,
-    request: ApprovalRequest,
-    answer: ApprovalDecision | None,
-    consumed: bool = False,
-    *,
-    channel: str | None = None,
-) -> None:
-    """Record a decision in the audit log when it is made: the verdict, scope, who decided
-    (``by``) and where (``channel``: the answer's own, else ``channel``, else ``api``), the
-    project (root) and this server. ``consumed`` marks a decision made elsewhere (the CLI) that
-    an identical retry is now using."""
-    if "approval_resolved" not in ex._sinks_for or answer is None:
-        return
-    from invokit.execution._resolutions import channel_of, resolved_data
-
-    root = getattr(ex, "project", None) or ex.policy.root
-    data = resolved_data(
-        request,
-        answer,
-        channel=channel_of(answer, channel or "api"),
-        root=str(root) if root is not None else None,
-        consumed=consumed,
-    )
-    ex._emit("approval_resolved", call, data)

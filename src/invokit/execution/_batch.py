@@ -1,4 +1,5 @@
-"""``execute_many``: parallel where safe, alone where not, one outcome per call, in order.
+"""``execute_many``: parallel where safe, alone where not, one outcome per call, in order; and
+``stream``, one call's progress then its outcome.
 
 The calls are taken in order, in stretches: a run of shared calls runs concurrently (at most
 ``max_concurrency`` at once); an exclusive call runs alone, after every call before it
@@ -9,7 +10,7 @@ slice yields to the event loop, so other tasks keep ticking through a batch of i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING
 
@@ -17,8 +18,9 @@ from invokit._calls import ToolCall
 from invokit._loops import running_asyncio
 
 if TYPE_CHECKING:
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.execution._outcomes import Outcome
+    from invokit.tools._context import Progress
 
 SLICE = 0.005
 """Seconds a batch may hold the event loop before its workers yield."""
@@ -41,7 +43,7 @@ def stretches(kinds: Sequence[str]) -> list[range]:
 
 
 async def run_batch(
-    executor: Executor,
+    executor: Pipeline,
     calls: Sequence[ToolCall],
     max_concurrency: int,
     on_outcome: Callable[[int, Outcome], None] | None = None,
@@ -105,3 +107,26 @@ async def run_batch(
         assert outcome is not None  # every call stored its outcome or raised out of the group
         done.append(outcome)
     return done
+
+
+async def stream(ex: Pipeline, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
+    """:meth:`Executor.stream`: progress events as the call runs, then its outcome (always
+    the last item)."""
+    import anyio
+
+    from invokit.execution._outcomes import Outcome
+    from invokit.tools._context import Progress
+
+    send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
+
+    async def forward(progress: Progress) -> None:
+        await send.send(progress)
+
+    async def run() -> None:
+        async with send:
+            await send.send(await ex.execute(call, on_progress=forward))
+
+    async with anyio.create_task_group() as group, receive:
+        group.start_soon(run)
+        async for item in receive:
+            yield item

@@ -16,12 +16,13 @@ from invokit._calls import ToolCall
 from invokit.exceptions import (
     ArgumentsError,
 )
-from invokit.execution import _approving, _standing
+from invokit.execution import _approving, _resuming, _standing
 from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
-from invokit.execution._deciding import decide, validate_and_decide
+from invokit.execution._doors import Pipeline
 from invokit.execution._events import EventSink
+from invokit.execution._guarding import guarded
 from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
 from invokit.execution._outcomes import (
@@ -38,10 +39,9 @@ from invokit.execution._records import (
     shown,
     validated_data,
 )
-from invokit.execution._reporting import Reporter
+from invokit.execution._resuming import answer_of, interrupt_id
 from invokit.execution._running import finish, run
 from invokit.execution._state_location import check_state_location
-from invokit.permissions._requests import PermissionRequest
 from invokit.registry._base import Registry, ToolRegistry
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ProgressCallback, ToolContext
@@ -55,14 +55,14 @@ if TYPE_CHECKING:
         StandingRule,
     )
     from invokit.execution._checking import CallCheck
-    from invokit.permissions import Decision, Person, Policy
+    from invokit.permissions import PermissionChecker, Person, Policy
 
 Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 """Decides an approval request inline: an ``ApprovalDecision``, or ``True`` (approve once) /
 ``False`` (deny)."""
 
 
-class Executor(Reporter):
+class Executor(Pipeline):
     """Runs tool calls through the guarded pipeline.
 
     Args:
@@ -84,6 +84,10 @@ class Executor(Reporter):
             that wait to the caller, who awaits :meth:`commit` before telling anyone of a
             result (``invokit serve`` does, before each answer): calls pay no write on their
             path, and the records of results nobody was told of may be lost to a crash.
+        checkers: host code that takes part in every decision
+            (:class:`~invokit.permissions.PermissionChecker`): each answers allow, deny or ask
+            for a call and its permission requests, combined with the policy's answer by the
+            same rules (a deny wins; an ask beats an allow).
 
     Raises:
         ValueError: the approval store's or an audit sink's file lies inside a folder that
@@ -104,6 +108,7 @@ class Executor(Reporter):
         artifacts: SpillStore | None = None,
         project: str | None = None,
         commit_on_return: bool = True,
+        checkers: Sequence[PermissionChecker] = (),
     ) -> None:
         from invokit.permissions import Policy
 
@@ -133,6 +138,7 @@ class Executor(Reporter):
         self._always: tuple[StandingRule, ...] = ()
         # The session grants this executor recorded, by grant id: who gave them and when.
         self._grants: dict[str, Authority] = {}
+        self._checkers: tuple[PermissionChecker, ...] = tuple(checkers)
         self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
         self._set_up: dict[int, Tool] = {}
@@ -180,6 +186,7 @@ class Executor(Reporter):
             self._policy,
             self.limits,
             hooked=bool(self._before or self._after),
+            checked=bool(self._checkers),
         )
         if prepared is not None:
             self._prepared[name] = prepared
@@ -295,56 +302,7 @@ class Executor(Reporter):
             record(("validated", call, time(), validated_data, args))
         return args
 
-    async def _guarded(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext,
-        start: float,
-        *,
-        approved: ApprovalRequest | None,
-    ) -> Outcome:
-        """The decision on ``args`` (preflight, policy, the tool's approval check), the
-        approval if asked; then run. ``approved`` is the request a person approved for
-        exactly these arguments, if any."""
-        decided = await decide(self, prepared, call, args, ctx, start)
-        if isinstance(decided, Failed):
-            return decided
-        decision = decided.decision
-        if decision.verdict == "ask" and approved is None:
-            refused = await _approving.denied_before(self, prepared, call, args, start)
-            if refused is not None:  # a person's "no" to this very call: no grant overrides it
-                return refused
-            granted = await _approving.standing_grant(
-                self, prepared, call, args, decided.requests, decision
-            )
-            if granted is None:
-                return await _approving.ask(
-                    self, prepared, call, args, decided.requests, decision, ctx, start
-                )
-            authority = None
-            if isinstance(granted, Authority):
-                authority = granted
-            else:
-                approved = granted
-            await _approving.ran_without(self, call, approved)
-            return await self._run(
-                prepared,
-                call,
-                args,
-                ctx,
-                start,
-                approved=approved,
-                decision=decision,
-                authority=authority,
-            )
-        if approved is None and prepared.withdraws and not self._asked_never(call):
-            await _approving.ran_without(self, call)
-        return await self._run(
-            prepared, call, args, ctx, start, approved=approved, decision=decision
-        )
-
+    _guarded = guarded
     _run = run
     _finish = finish
 
@@ -379,40 +337,24 @@ class Executor(Reporter):
         policy in force: an approval satisfies an ``ask``, never a ``deny``. A "no" (from here
         or any other channel) is final for that request.
         """
-        # Only the id is read from what the caller holds: the call, its arguments and what it
-        # waits for come from the executor's own record (a dict can be forged).
-        if isinstance(interrupt, Mapping):
-            found = interrupt.get("id")
-            if found is None and isinstance(interrupt.get("request"), Mapping):
-                found = interrupt["request"].get("id")
-            if not isinstance(found, str):
-                raise ValueError("an interrupt to resume needs its 'id'")
-            approval_id = found
-        else:
-            approval_id = interrupt if isinstance(interrupt, str) else interrupt.id
-        if type(approval_id) is not str and isinstance(approval_id, str):
-            approval_id = str.__str__(approval_id)  # a str subclass is the text it holds
+        approval_id = interrupt_id(interrupt)
         if approval_id.startswith(("auth_", "ext_")):  # the ids the executor gives them
-            other = await _approving.resume_other(
+            other = await _resuming.resume_other(
                 self, approval_id, credentials, result, on_progress
             )
             if self._commits_on_return:
                 await self.commit()
             return other
-        from invokit.approvals import ApprovalDecision
-
-        answer = None
-        if approve is not None:
-            answer = ApprovalDecision(
-                approved=approve,
-                scope=scope,
-                reason=reason,
-                arguments=dict(arguments) if arguments is not None else None,
-                by=by,
-                credentials=dict(credentials) if credentials is not None else None,
-                person=person,
-            )
-        outcome = await _approving.decide_request(
+        answer = answer_of(
+            approve,
+            scope=scope,
+            reason=reason,
+            arguments=arguments,
+            by=by,
+            credentials=credentials,
+            person=person,
+        )
+        outcome = await _resuming.decide_request(
             self, approval_id, answer, ctx=None, start=perf_counter(), on_progress=on_progress
         )
         request = (await self.approvals.get(approval_id)).request
@@ -434,22 +376,6 @@ class Executor(Reporter):
             if waiter is not None:
                 await waiter
 
-    async def _recheck(
-        self,
-        prepared: Prepared,
-        call: ToolCall,
-        arguments: Mapping[str, Any],
-        ctx: ToolContext,
-        start: float,
-        source: str,
-    ) -> tuple[dict[str, Any], tuple[PermissionRequest, ...], Decision] | Failed:
-        """Validation and the decision again, for arguments that changed after the first
-        decision (a hook's rewrite, a person's edit); a deny or invalid input fails the call."""
-        decided = await validate_and_decide(self, prepared, call, arguments, ctx, start, source)
-        if isinstance(decided, Failed):
-            return decided
-        return decided.args, decided.requests, decided.decision
-
     async def execute_many(
         self,
         calls: Sequence[ToolCall],
@@ -466,23 +392,11 @@ class Executor(Reporter):
             self, calls, max_concurrency or self.limits.max_concurrency, on_outcome
         )
 
-    async def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
+    def stream(self, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
         """Progress events as the call runs, then its outcome (always the last item)."""
-        import anyio
+        from invokit.execution._batch import stream
 
-        send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
-
-        async def forward(progress: Progress) -> None:
-            await send.send(progress)
-
-        async def run() -> None:
-            async with send:
-                await send.send(await self.execute(call, on_progress=forward))
-
-        async with anyio.create_task_group() as group, receive:
-            group.start_soon(run)
-            async for item in receive:
-                yield item
+        return stream(self, call)
 
     def concurrency_of(self, call: ToolCall) -> str:
         """``shared`` or ``exclusive`` for ``call`` (unknown tools are shared: they fail at once)."""
@@ -512,14 +426,7 @@ class Executor(Reporter):
     async def explain(self, call: ToolCall) -> Any:
         """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
         validation and preflight); raises for an unknown tool or invalid arguments."""
-        prepared = self._lookup(call.name)
-        if prepared is None:
-            raise KeyError(self._not_found(call))
-        args = prepared.validator(call.arguments)
-        requests = tuple(
-            prepared.tool.permissions(args, ToolContext(call, resources=self.resources))
-        )
-        return await _standing.explain_standing(self, prepared, args, requests)
+        return await _standing.explain_with_standing(self, call)
 
     async def aclose(self) -> None:
         """Tear down every tool that was set up (listed or not), each within

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
 from invokit.execution import _approving
-from invokit.execution._authority import Authority
+from invokit.execution._deciding import validate_and_decide
 from invokit.execution._outcomes import Completed, Failed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
@@ -18,7 +18,7 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ class Hook(Protocol):
 
 
 async def run_before_hooks(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -104,17 +104,28 @@ async def run_before_hooks(
     if current == args:
         return None
     # Guards see what will really run: rewritten arguments are validated and decided again.
-    checked = await ex._recheck(prepared, call, current, ctx, start, "The arguments a hook rewrote")
+    checked = await validate_and_decide(
+        ex, prepared, call, current, ctx, start, "The arguments a hook rewrote"
+    )
     if isinstance(checked, Failed):
         return checked
-    current, requests, decision = checked
+    current, requests, decision, verdict = (
+        checked.args,
+        checked.requests,
+        checked.decision,
+        checked.verdict,
+    )
     authority = None  # what the rewritten arguments run under, decided again here
-    if decision.verdict == "ask" and not (approved is not None and approved.arguments == current):
-        granted = await _approving.standing_grant(ex, prepared, call, current, requests, decision)
-        if granted is None:
+    asked = verdict.action != "allow" or verdict.by != "policy"
+    if asked and not (approved is not None and approved.arguments == current):
+        if verdict.by in ("always", "session"):
+            authority = verdict.authority
+        elif (
+            verdict.by != "approval"
+            or verdict.approval is None
+            or await _approving.use_approval(ex, prepared, call, verdict.approval) is None
+        ):
             return await _approving.ask(ex, prepared, call, current, requests, decision, ctx, start)
-        if isinstance(granted, Authority):
-            authority = granted
     return await ex._run(
         prepared,
         call,

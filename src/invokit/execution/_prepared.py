@@ -57,9 +57,12 @@ class Prepared:
     compiled on the first ``ask`` and again only when the rules change (``_standing.py``)."""
 
 
-def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool) -> Prepared | None:
+def prepare(
+    found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool, checked: bool = False
+) -> Prepared | None:
     """What the executor keeps about ``found`` under ``policy`` and ``limits`` (``None`` for
-    no tool, or a hidden one). ``hooked``: hooks run before or after calls."""
+    no tool, or a hidden one). ``hooked``: hooks run before or after calls; ``checked``: host
+    checkers take part in every decision (no verdict is settled in advance)."""
     spec = found.current_spec() if found is not None else None
     if found is None or spec is None:
         return None
@@ -102,7 +105,13 @@ def prepare(found: Tool | None, policy: Policy, limits: Limits, *, hooked: bool)
         prepared.direct is not None and not prepared.quotas and not found.external and not hooked
     )
     settled = prepared.policy.constant
-    if prepared.lean and not hooked and settled is not None and settled.verdict != "ask":
+    if (
+        prepared.lean
+        and not hooked
+        and not checked
+        and settled is not None
+        and settled.verdict != "ask"
+    ):
         prepared.settled = settled
         prepared.denied = denied_message(spec.name, settled)
     return prepared

@@ -31,12 +31,12 @@ from invokit.tools._context import ToolContext
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
     from invokit.execution._authority import Authority
-    from invokit.execution._executor import Executor
+    from invokit.execution._doors import Pipeline
     from invokit.permissions import Decision
 
 
 async def run(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -110,7 +110,7 @@ async def run(
 
 
 async def before_invoke(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -146,7 +146,7 @@ def continuing(call: ToolCall) -> bool:
     return continuation is not None and continuation.call_id == call.id
 
 
-async def after_hooks(ex: Executor, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:
+async def after_hooks(ex: Pipeline, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:
     """The ``after_call`` hooks, in order; each may replace the result. Returns the result and
     whether it is still the one built in this call (``fresh``)."""
     fresh = True
@@ -163,7 +163,7 @@ async def after_hooks(ex: Executor, call: ToolCall, result: ToolResult) -> tuple
 
 
 def finish(
-    ex: Executor,
+    ex: Pipeline,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -219,7 +219,7 @@ _set_duration = ToolResult.__dict__["duration"].__set__
 
 
 def absorb(
-    ex: Executor,
+    ex: Pipeline,
     call: ToolCall,
     args: dict[str, Any],
     ctx: ToolContext | None,

@@ -17,7 +17,8 @@ What a person approved for longer than one call, and exactly how far it reaches:
   and, for a tool of a remote MCP server, for that server and the pinned fingerprint of the
   tool: it applies in no other project, and stops applying when the server changes the tool.
 
-Nothing here runs for a call the policy allows or denies outright: only for an ``ask``.
+Nothing here decides: ``_snapshot.py`` reads the rules and grants for a call the policy asks
+about, and ``_decision.py`` decides whether they answer it.
 The store is read on every such call, so rules another process recorded (or revoked) count at
 once.
 """
@@ -32,13 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
-from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalError, PolicyError
 from invokit.execution._authority import (
-    Authority,
-    grant_id,
-    rule_authority,
     session_authority,
 )
 from invokit.execution._prepared import Prepared
@@ -47,9 +44,8 @@ from invokit.tools._context import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest, StandingRule
-    from invokit.approvals._standing import SessionGrant
-    from invokit.execution._executor import Executor
-    from invokit.permissions import Decision, Explanation, Policy, ToolPolicy
+    from invokit.execution._doors import Pipeline
+    from invokit.permissions import Explanation, Policy, ToolPolicy
 
 
 def default_project(policy: Policy) -> str:
@@ -60,7 +56,7 @@ def default_project(policy: Policy) -> str:
     return posixpath.normpath(Path(os.path.abspath(os.getcwd())).as_posix())
 
 
-async def refresh_standing_rules(ex: Executor) -> bool:
+async def refresh_standing_rules(ex: Pipeline) -> bool:
     """Load this project's "approve always" rules from the store (maybe recorded or revoked by
     another process); True when they changed."""
     rules = tuple(await ex.approvals.always_rules(project=ex.project))
@@ -79,7 +75,7 @@ def applicable(rules: tuple[StandingRule, ...], spec: ToolSpec) -> tuple[Standin
     return tuple(r for r in rules if not r.legacy and (r.server, r.fingerprint) == binding)
 
 
-def standing_policy(ex: Executor, prepared: Prepared) -> ToolPolicy:
+def standing_policy(ex: Pipeline, prepared: Prepared) -> ToolPolicy:
     """The executor's policy with the standing target rules that apply to this tool, compiled
     once per set of rules (kept on ``prepared``). Pinned rules are not patterns: they are left
     out here and matched exactly by :func:`pinned_match`."""
@@ -105,7 +101,7 @@ def standing_policy(ex: Executor, prepared: Prepared) -> ToolPolicy:
     return compiled
 
 
-def pinned_match(ex: Executor, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
+def pinned_match(ex: Pipeline, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
     """The pinned standing rule of this project and tool version that names exactly these
     arguments, if one was recorded."""
     from invokit.approvals._always import is_pinned, pinned_rule
@@ -125,91 +121,8 @@ def _readable(policy: Policy, rule: StandingRule) -> bool:
     return True
 
 
-async def standing_grant(
-    ex: Executor,
-    prepared: Prepared,
-    call: ToolCall,
-    args: dict[str, Any],
-    requests: tuple[PermissionRequest, ...],
-    decision: Decision,
-) -> ApprovalRequest | Authority | None:
-    """An approval that already covers this call: an "always" rule of this project or a
-    session grant (not for a ``targeted`` ask), as the :class:`Authority` the call runs under;
-    or a request a person approved elsewhere for exactly this call (consumed now)."""
-    from invokit.execution._approving import emit_resolved
-
-    spec = prepared.spec
-    try:
-        await refresh_standing_rules(ex)
-        protected = decision.protected is not None
-        if not protected and applicable(ex._always, spec):
-            rule = pinned_match(ex, spec, args) or _covering(ex, prepared, args, requests)
-            if rule is not None:
-                return rule_authority(rule)
-        if call.session_id is not None and not decision.targeted and not protected:
-            grant = await ex.approvals.session_grant(
-                call.session_id, spec.name, spec.fingerprint, project=ex.project
-            )
-            if grant is not None:
-                return _grant_authority(ex, grant)
-        request = await ex.approvals.find_approved(
-            spec.name, spec.fingerprint, canonical_hash(args), call.session_id, project=ex.project
-        )
-        if request is None:
-            return None
-        pending = await ex.approvals.get(request.id)
-        edited = pending.decision.arguments if pending.decision is not None else None
-        if edited is not None and canonical_hash(edited) != canonical_hash(args):
-            # The person approved other arguments: only resume() may run those.
-            return None
-        record = await ex.approvals.consume(request.id)
-        emit_resolved(ex, call, record.request, record.decision, consumed=True)
-        if record.decision is not None:
-            await remember_scope(ex, prepared, record.request, record.decision.scope)
-        return record.request
-    except ApprovalError:
-        return None
-
-
-def _grant_authority(ex: Executor, grant: SessionGrant) -> Authority:
-    """The authority of a session grant as the store recorded it: who gave it, when and by
-    answering which approval, whichever replica (or earlier process) recorded it."""
-    known = ex._grants.get(
-        grant_id(grant.session_id, grant.tool, grant.spec_fingerprint, grant.project)
-    )
-    if known is not None and grant.by is None and grant.approval_id is None:
-        return known  # a row recorded before stores kept givers: what this executor saw
-    return session_authority(
-        grant.session_id,
-        grant.tool,
-        grant.spec_fingerprint,
-        grant.project,
-        by=grant.by,
-        at=grant.at,
-        approval_id=grant.approval_id,
-    )
-
-
-def _covering(
-    ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
-) -> StandingRule | None:
-    """The standing rule that allows this call (its permission requests, as the decision
-    found them), if one does: the policy with the rules decides again, and allows it with a
-    standing rule among the reasons (an allow rule alone does not answer an ask that
-    ``needs_approval`` raised)."""
-    again = standing_policy(ex, prepared).decide(args, requests)
-    if again.verdict != "allow" or not again.standing:
-        return None
-    from invokit.approvals._always import is_pinned
-
-    rules = [r for r in applicable(ex._always, prepared.spec) if not is_pinned(r.rule)]
-    # The decision names the rule that decided; when several parts were allowed by several
-    # rules it names one of them, and the first target rule stands for the rest.
-    return next((r for r in rules if r.rule == again.rule), rules[0] if rules else None)
-
-
 async def remember_scope(
-    ex: Executor, prepared: Prepared, request: ApprovalRequest, scope: str
+    ex: Pipeline, prepared: Prepared, request: ApprovalRequest, scope: str
 ) -> None:
     """Record what a wider approval covers: the tool version for the session, or standing
     rules for exactly what was approved ("always"). A failure to record leaves the approval
@@ -225,7 +138,7 @@ async def remember_scope(
 
 
 async def record_scope(
-    ex: Executor, prepared: Prepared, request: ApprovalRequest, scope: str
+    ex: Pipeline, prepared: Prepared, request: ApprovalRequest, scope: str
 ) -> None:
     """Record a ``session`` grant or the ``always`` rules of an approved request, in this
     executor's project (and, for a remote tool, bound to its server and pinned version).
@@ -277,11 +190,11 @@ async def record_scope(
         await refresh_standing_rules(ex)
 
 
-async def _decided_by(ex: Executor, approval_id: str) -> str | None:
+async def _decided_by(ex: Pipeline, approval_id: str) -> str | None:
     return (await _decided(ex, approval_id))[0]
 
 
-async def _decided(ex: Executor, approval_id: str) -> tuple[str | None, float | None]:
+async def _decided(ex: Pipeline, approval_id: str) -> tuple[str | None, float | None]:
     """Who decided the approval, and when (``None`` for what the store does not know)."""
     try:
         record = await ex.approvals.get(approval_id)
@@ -301,7 +214,7 @@ def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | 
 
 
 async def explain_standing(
-    ex: Executor, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
+    ex: Pipeline, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
 ) -> Explanation:
     """The policy's explanation with this project's standing rules: target rules as patterns,
     and a pinned rule that names exactly these arguments as the decisive "allow always" of a
@@ -327,12 +240,20 @@ async def explain_standing(
     return replace(explanation, decision=decision, matches=(match, *others), default_used=False)
 
 
-async def explain_with_standing(ex: Executor, call: ToolCall) -> Explanation:
+async def explain_with_standing(ex: Pipeline, call: ToolCall) -> Explanation:
     """:meth:`Executor.explain`, with this project's standing rules for the tool in the
-    explanation; raises for an unknown tool or invalid arguments."""
+    explanation and the host checkers' stricter answers; raises for an unknown tool or invalid arguments."""
     prepared = ex._lookup(call.name)
     if prepared is None:
         raise KeyError(ex._not_found(call))
     args = prepared.validator(call.arguments)
     requests = tuple(prepared.tool.permissions(args, ToolContext(call, resources=ex.resources)))
-    return await explain_standing(ex, prepared, args, requests)
+    explanation = await explain_standing(ex, prepared, args, requests)
+    if ex._checkers:  # a host checker's stricter answer decides, as in execute
+        from invokit.execution._checkers import checked_by
+        from invokit.execution._decision import stricter
+
+        decision = stricter(explanation.decision, checked_by(ex._checkers, call, requests))
+        if decision is not explanation.decision:
+            explanation = replace(explanation, decision=decision, default_used=False)
+    return explanation

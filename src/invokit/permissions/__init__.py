@@ -25,6 +25,7 @@ from invokit.permissions._requests import (
 )
 
 if TYPE_CHECKING:
+    from invokit.permissions._checker import PermissionChecker
     from invokit.permissions._deciders import Deciders, Person
     from invokit.permissions._decision import Decision, Explanation, RuleMatch, Verdict
     from invokit.permissions._policy import DefaultMode, Policy, ToolPolicy
@@ -41,6 +42,7 @@ __all__ = [
     "FileWrite",
     "McpInvoke",
     "NetworkAccess",
+    "PermissionChecker",
     "PermissionRequest",
     "Person",
     "Policy",
@@ -58,6 +60,7 @@ __all__ = [
 _LAZY = {
     "Deciders": "_deciders",
     "Person": "_deciders",
+    "PermissionChecker": "_checker",
     "Decision": "_decision",
     "Explanation": "_decision",
     "RuleMatch": "_decision",

@@ -1,0 +1,65 @@
+"""Acting on the verdict: what the executor does with a decided call (step 5).
+
+The decision is made in ``_decision.py``; here it is acted on, once: the rules allow it, it
+runs; a standing answer covers it, it runs under that authority; a person approved it
+elsewhere, that approval is used up and it runs; otherwise a person is asked (or this call's
+own earlier question is joined again).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from invokit._calls import ToolCall
+from invokit.execution import _approving
+from invokit.execution._deciding import decide_step
+from invokit.execution._outcomes import Failed, Outcome
+from invokit.execution._prepared import Prepared
+from invokit.tools._context import ToolContext
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRequest
+    from invokit.execution._doors import Pipeline
+
+
+async def guarded(
+    ex: Pipeline,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+    *,
+    approved: ApprovalRequest | None,
+) -> Outcome:
+    """The verdict on ``args`` (``_decision.decide``), acted on: run, refuse, run under a
+    standing answer or an approval given elsewhere, or ask. ``approved`` is the request a
+    person approved for exactly these arguments, if any."""
+    decided = await decide_step(ex, prepared, call, args, ctx, start)
+    if isinstance(decided, Failed):
+        return decided
+    verdict, decision = decided.verdict, decided.decision
+    if approved is not None or (verdict.action == "allow" and verdict.by == "policy"):
+        if approved is None and prepared.withdraws and not ex._asked_never(call):
+            await _approving.ran_without(ex, call)
+        return await ex._run(prepared, call, args, ctx, start, approved=approved, decision=decision)
+    if verdict.by in ("always", "session"):  # a standing answer: the call runs under it
+        await _approving.ran_without(ex, call)
+        return await ex._run(
+            prepared,
+            call,
+            args,
+            ctx,
+            start,
+            approved=None,
+            decision=decision,
+            authority=verdict.authority,
+        )
+    if verdict.by == "approval" and verdict.approval is not None:
+        used = await _approving.use_approval(ex, prepared, call, verdict.approval)
+        if used is not None:
+            await _approving.ran_without(ex, call, used)
+            return await ex._run(prepared, call, args, ctx, start, approved=used, decision=decision)
+    # Asked about: this call's own earlier question is joined again (``rejoin``), else
+    # a person is asked.
+    return await _approving.ask(ex, prepared, call, args, decided.requests, decision, ctx, start)

@@ -1,0 +1,171 @@
+"""Reading what the decision needs, before it is made: the tool's preflight and approval check,
+the host checkers, and (for a call the rules ask about) the approval store.
+
+Every read a decision depends on happens here, and nothing here decides: the values go into a
+:class:`~invokit.execution._decision.Snapshot` for :func:`~invokit.execution._decision.decide`.
+Nothing is written or used up: consuming an approval is acting on a verdict, not reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from invokit._calls import ToolCall
+from invokit._canonical import canonical_hash
+from invokit._spec import ToolSpec
+from invokit.exceptions import ApprovalError, ToolError, ToolFailed
+from invokit.execution._authority import grant_id, session_authority
+from invokit.execution._checkers import checked_by
+from invokit.execution._decision import Snapshot
+from invokit.execution._prepared import Prepared
+from invokit.execution._standing import applicable, refresh_standing_rules, standing_policy
+from invokit.permissions._decision import Decision
+from invokit.registry._view import RenamedTool
+from invokit.tools._approval import BoundCheck
+from invokit.tools._base import Tool
+from invokit.tools._context import ToolContext
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRecord, StandingRule
+    from invokit.approvals._standing import SessionGrant
+    from invokit.execution._authority import Authority
+    from invokit.execution._doors import Pipeline
+    from invokit.permissions import ToolPolicy
+
+_ASKING: dict[str, ToolSpec] = {}
+"""A tool's spec marked ``needs_approval``, by fingerprint: how the policy treats a call the
+tool's own check wants approved (asked, unless a deny or a standing rule decides)."""
+
+
+async def read_call(
+    ex: Pipeline, prepared: Prepared, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+) -> Snapshot | ToolError:
+    """The tool's permission requests, its own approval check (only when the policy allows)
+    and the host checkers' answers; the refusal of a preflight or approval check that refused
+    or broke."""
+    tool = prepared.tool
+    try:
+        requests = tuple(tool.permissions(args, ctx))
+    except ToolError as exc:  # the tool refused in preflight (AccessDenied ...): its own words
+        return exc
+    except Exception as exc:  # a broken preflight refuses the call; nothing ran
+        return ToolFailed(
+            f"The permission check of {call.name!r} failed ({type(exc).__name__}); nothing ran.",
+            kind="denied",
+        )
+    asking: ToolPolicy | None = None
+    check = _check_of(tool)
+    # The tool's own check can only turn an allow into an ask: it is not asked otherwise.
+    if check is not None and prepared.policy.decide(args, requests).verdict == "allow":
+        try:
+            needed = await check(args, ctx)
+        except ToolError as exc:
+            return exc
+        except Exception as exc:
+            return ToolFailed(
+                f"The approval check (needs_approval) of {call.name!r} failed "
+                f"({type(exc).__name__}: {exc}); nothing ran.",
+                kind="denied",
+            )
+        if needed:
+            asking = _asking(ex, prepared.spec)
+    checkers = ex._checkers
+    checked = checked_by(checkers, call, requests) if checkers else ()
+    return Snapshot(requests=requests, asking=asking, checked=checked)
+
+
+async def read_store(
+    ex: Pipeline,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    snapshot: Snapshot,
+    decision: Decision,
+) -> Snapshot:
+    """``snapshot`` with what the store knows about this asked-about call: this call's newest
+    approval, the "always" rules of this project for this tool version, a session grant and an
+    approval given elsewhere for exactly this call. A store that cannot say counts as knowing
+    nothing (the call is asked about)."""
+    spec = prepared.spec
+    record = await earlier(ex, call.id, call.session_id)
+    always: tuple[StandingRule, ...] = ()
+    standing: ToolPolicy | None = None
+    grant = None
+    approved: ApprovalRecord | None = None
+    try:
+        await refresh_standing_rules(ex)
+        always = applicable(ex._always, spec)
+        if always and decision.protected is None:
+            standing = standing_policy(ex, prepared)
+        session = call.session_id
+        if session is not None and not decision.targeted and decision.protected is None:
+            given = await ex.approvals.session_grant(
+                session, spec.name, spec.fingerprint, project=ex.project
+            )
+            if given is not None:
+                grant = _grant_authority(ex, given)
+        found = await ex.approvals.find_approved(
+            spec.name, spec.fingerprint, canonical_hash(args), session, project=ex.project
+        )
+        if found is not None:
+            approved = await ex.approvals.get(found.id)
+    except ApprovalError:
+        pass  # what was read so far stands; the rest is unknown
+    return replace(
+        snapshot,
+        read=True,
+        earlier=record,
+        always=always,
+        standing=standing,
+        grant=grant,
+        approved=approved,
+    )
+
+
+async def earlier(ex: Pipeline, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+    """The newest approval this executor's project recorded for the call ``call_id`` of
+    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
+    there is none or the store cannot say."""
+    if type(call_id) is not str:
+        return None
+    try:
+        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
+    except Exception:  # a store that cannot look up (or a legacy one): ask anew
+        return None
+
+
+def _grant_authority(ex: Pipeline, grant: SessionGrant) -> Authority:
+    """The authority of a session grant as the store recorded it: who gave it, when and by
+    answering which approval, whichever replica (or earlier process) recorded it."""
+    known = ex._grants.get(
+        grant_id(grant.session_id, grant.tool, grant.spec_fingerprint, grant.project)
+    )
+    if known is not None and grant.by is None and grant.approval_id is None:
+        return known  # a row recorded before stores kept givers: what this executor saw
+    return session_authority(
+        grant.session_id,
+        grant.tool,
+        grant.spec_fingerprint,
+        grant.project,
+        by=grant.by,
+        at=grant.at,
+        approval_id=grant.approval_id,
+    )
+
+
+def _check_of(tool: Tool) -> BoundCheck | None:
+    while isinstance(tool, RenamedTool):  # prefixed, renamed, aliased: the real tool's check
+        tool = tool.inner
+    return tool.approval_check
+
+
+def _asking(ex: Pipeline, spec: ToolSpec) -> ToolPolicy:
+    """The policy in force compiled for ``spec`` marked ``needs_approval``."""
+    fingerprint = spec.fingerprint
+    asking = _ASKING.get(fingerprint)
+    if asking is None:
+        if len(_ASKING) >= 1024:
+            _ASKING.clear()
+        asking = _ASKING[fingerprint] = spec.with_annotations(needs_approval=True)
+    return ex._policy.compile(asking)
