@@ -127,9 +127,8 @@ async def _resolve(
 
 def _audit(state: State, request: Any, decision: Any) -> None:
     """Append the decision to the audit log ``serve`` and ``call`` write (the same state)."""
-    from invokit.execution import JsonlAuditSink
-    from invokit.execution._events import Event
-    from invokit.execution._resolutions import resolved_data
+    from invokit.execution import Event, JsonlAuditSink
+    from invokit.execution.internal import resolved_data
 
     sink = (
         JsonlAuditSink()

@@ -378,7 +378,7 @@ def _auth(checker: _Checker, serve: Mapping[str, Any]) -> AuthConfig:
         scopes=checker.strings(table, where, "scopes", default=()) or (),
     )
     try:
-        from invokit.mcp._oauth_config import OAuthConfig
+        from invokit.mcp import OAuthConfig
 
         OAuthConfig(issuer=auth.issuer, audience=auth.audience, scopes=auth.scopes)
     except ImportError:

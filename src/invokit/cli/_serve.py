@@ -257,7 +257,7 @@ def _oauth(
             USAGE,
             as_json=as_json,
         )
-    from invokit.mcp._oauth_config import OAuthConfig
+    from invokit.mcp import OAuthConfig
 
     return OAuthConfig(issuer=settings.issuer, audience=settings.audience, scopes=settings.scopes)
 

@@ -25,9 +25,8 @@ from invokit.cli._config import ConfigError
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
-    from invokit.execution import EventSink
-    from invokit.execution._artifacts import SpillStore
-    from invokit.mcp._pins import PinStorage
+    from invokit.execution import EventSink, SpillStore
+    from invokit.mcp import PinStorage
 
 ENV_VAR = "INVOKIT_STATE"
 """The environment variable ``--state`` reads when it is not given."""
@@ -68,7 +67,7 @@ DEFAULT_STATE = State(kind="sqlite")
 
 def mask_url(url: str) -> str:
     """``url`` with any password (in the authority, or a ``password=`` parameter) as ``***``."""
-    from invokit.postgres._url import masked_url
+    from invokit.postgres import masked_url
 
     return masked_url(url)
 
@@ -150,7 +149,7 @@ def open_approvals(
         ConfigError: the store would lie inside a tool root, or the extra it needs is missing.
     """
     from invokit.approvals import SqliteApprovalStore
-    from invokit.approvals._sqlite import DEFAULT_FILE
+    from invokit.approvals.internal import APPROVALS_FILE as DEFAULT_FILE
 
     store: ApprovalStore | None = _in_database(state, "PostgresApprovalStore")
     if store is None:
@@ -163,7 +162,7 @@ def open_audit(
 ) -> EventSink:
     """The audit sink of ``state``: the database's audit table, or the JSONL log."""
     from invokit.execution import JsonlAuditSink
-    from invokit.execution._audit_jsonl import DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE as DEFAULT_FILE
 
     sink: EventSink | None = _in_database(state, "PostgresAuditSink")
     if sink is None:
@@ -182,7 +181,7 @@ def open_pins(state: State) -> PinStorage:
     """Where trusted MCP tool fingerprints live: in the database for PostgreSQL, so a tool
     trusted through one replica (or ``invokit mcp trust``) is trusted for every replica; the
     state directory's ``mcp-pins.json`` otherwise."""
-    from invokit.mcp._pins import PinStore
+    from invokit.mcp import PinStore
 
     pins: PinStorage | None = _in_database(state, "PostgresPinStore")
     return PinStore() if pins is None else pins
@@ -216,7 +215,7 @@ def _in_directory(
 
 def audit_file(state: State) -> Path:
     """The JSONL audit log of a SQLite state."""
-    from invokit.execution._audit_jsonl import DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE as DEFAULT_FILE
 
     if state.directory is not None:
         return state.directory / DEFAULT_FILE

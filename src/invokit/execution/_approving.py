@@ -35,8 +35,9 @@ from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
 from invokit.execution._standing import remember_scope
 from invokit.execution._standing import standing_grant as standing_grant
-from invokit.permissions._requests import PermissionRequest, request_to_dict
-from invokit.tools._context import ProgressCallback, ToolContext
+from invokit.permissions import PermissionRequest, request_to_dict
+from invokit.tools import ToolContext
+from invokit.tools.internal import ProgressCallback
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
@@ -111,7 +112,7 @@ async def ask(
 async def _hold(request: ApprovalRequest) -> None:
     """The question lives only as long as its caller: when a server waits for it on behalf of
     a connected client (a lease in this context), the lease is taken now."""
-    from invokit.approvals._lease import current_lease
+    from invokit.approvals.internal import current_lease
 
     lease = current_lease()
     if lease is not None:

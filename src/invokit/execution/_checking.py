@@ -26,8 +26,8 @@ from invokit.execution._standing import (
     refresh_standing_rules,
     standing_policy,
 )
-from invokit.permissions._requests import PermissionRequest
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest

@@ -20,11 +20,10 @@ from invokit.exceptions import ArgumentsError, ToolError, ToolFailed
 from invokit.execution._outcomes import Failed
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import decision_data, denied_message
-from invokit.permissions._requests import PermissionRequest
-from invokit.registry._view import RenamedTool
-from invokit.tools._approval import BoundCheck
-from invokit.tools._base import Tool
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest
+from invokit.registry import RenamedTool
+from invokit.tools import Tool, ToolContext
+from invokit.tools.internal import BoundCheck
 
 if TYPE_CHECKING:
     from invokit.execution._executor import Executor

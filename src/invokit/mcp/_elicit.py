@@ -144,7 +144,7 @@ def approval_reach(store: Any) -> ApprovalReach:
         return "cli"
     if isinstance(store, SqliteApprovalStore):
         from invokit._state import state_dir
-        from invokit.approvals._sqlite import DEFAULT_FILE
+        from invokit.approvals.internal import APPROVALS_FILE as DEFAULT_FILE
 
         try:
             default = (state_dir(create=False) / DEFAULT_FILE).resolve()

@@ -17,26 +17,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from invokit.approvals._lease import lapse_decision, lapsed
-from invokit.approvals._models import (
+from invokit.approvals import (
     ApprovalDecision,
     ApprovalRecord,
     ApprovalRequest,
     ApprovalStatus,
+    StandingRule,
 )
-from invokit.approvals._standing import StandingRule, check_scope
-from invokit.approvals._store import (
+from invokit.approvals.internal import (
     check_rule,
+    check_scope,
     consume_refusal,
     effective_status,
     interrupt_expired,
     interrupt_missing,
     interrupt_used,
+    lapse_decision,
+    lapsed,
     resolve_refusal,
     withdraw_refusal,
 )
 from invokit.exceptions import ApprovalNotFound
-from invokit.execution._events import Event
+from invokit.execution import Event
 from invokit.postgres._audit import insert_events
 from invokit.postgres._pool import AsyncDatabase
 from invokit.postgres._text import loaded, stored
@@ -72,7 +74,7 @@ def decision_event(
     """The ``approval_resolved`` record the store writes with a decision when its caller
     did not hand one over: the executor's form, the channel the decision's own (else ``api``)
     and the request's project as the root."""
-    from invokit.execution._resolutions import channel_of, resolved_data
+    from invokit.execution.internal import channel_of, resolved_data
 
     return Event(
         type="approval_resolved",

@@ -26,7 +26,7 @@ from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
 from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
-from invokit.permissions._surfaces import surface_parts
+from invokit.permissions.internal import surface_parts
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
 
