@@ -149,11 +149,11 @@ def open_approvals(
         ConfigError: the store would lie inside a tool root, or the extra it needs is missing.
     """
     from invokit.approvals import SqliteApprovalStore
-    from invokit.approvals.internal import APPROVALS_FILE as DEFAULT_FILE
+    from invokit.approvals.internal import APPROVALS_FILE
 
     store: ApprovalStore | None = _in_database(state, "PostgresApprovalStore")
     if store is None:
-        store = _in_directory(state, SqliteApprovalStore, DEFAULT_FILE, forbidden_roots)
+        store = _in_directory(state, SqliteApprovalStore, APPROVALS_FILE, forbidden_roots)
     return store
 
 
@@ -162,11 +162,11 @@ def open_audit(
 ) -> EventSink:
     """The audit sink of ``state``: the database's audit table, or the JSONL log."""
     from invokit.execution import JsonlAuditSink
-    from invokit.execution.internal import AUDIT_FILE as DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE
 
     sink: EventSink | None = _in_database(state, "PostgresAuditSink")
     if sink is None:
-        sink = _in_directory(state, JsonlAuditSink, DEFAULT_FILE, forbidden_roots)
+        sink = _in_directory(state, JsonlAuditSink, AUDIT_FILE, forbidden_roots)
     return sink
 
 
@@ -215,13 +215,13 @@ def _in_directory(
 
 def audit_file(state: State) -> Path:
     """The JSONL audit log of a SQLite state."""
-    from invokit.execution.internal import AUDIT_FILE as DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE
 
     if state.directory is not None:
-        return state.directory / DEFAULT_FILE
+        return state.directory / AUDIT_FILE
     from invokit._state import state_dir
 
-    return state_dir() / DEFAULT_FILE
+    return state_dir() / AUDIT_FILE
 
 
 def _postgres(name: str) -> Any:
