@@ -61,13 +61,19 @@ def _imports_in(source: str, module: str, package: str) -> Iterator[Import]:
                 yield Import(importer=module, line=node.lineno, target=f"{source}.{alias.name}")
 
 
-def _private_owner(target: str) -> str | None:
-    """The package whose private module ``target`` reaches into, or None for a public path."""
+def _private_module(target: str) -> str | None:
+    """The private module ``target`` reaches into, or None for a public path."""
     parts = target.split(".")
     for index, part in enumerate(parts):
         if part.startswith("_") and not part.startswith("__"):
-            return ".".join(parts[:index])
+            return ".".join(parts[: index + 1])
     return None
+
+
+def _private_owner(target: str) -> str | None:
+    """The package whose private module ``target`` reaches into, or None for a public path."""
+    private = _private_module(target)
+    return None if private is None else private.rpartition(".")[0]
 
 
 def _reaches_out(package: str, owner: str) -> bool:
@@ -90,7 +96,7 @@ def _private_reaches() -> list[str]:
             owner = _private_owner(found.target)
             if owner is None or not _reaches_out(package, owner):
                 continue
-            offenders.add(f"{found.importer}:{found.line} imports {found.target} (of {owner})")
+            offenders.add(f"{found.importer}:{found.line} imports {_private_module(found.target)}")
     return sorted(offenders)
 
 
