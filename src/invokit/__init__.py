@@ -41,7 +41,7 @@ from invokit.execution import (
     Limits,
     Outcome,
 )
-from invokit.permissions._quotas import Quota
+from invokit.permissions import Quota
 from invokit.registry import Registry, ToolRegistry
 from invokit.schema import ArgumentValidator, to_jsonable
 from invokit.tools import DeclaredTool, FunctionTool, Progress, Tool, ToolContext, declare, tool

@@ -40,8 +40,7 @@ from invokit.permissions import (
     ShellExec,
     rule_for,
 )
-from invokit.permissions._glob import escape
-from invokit.permissions._rules import RuleSyntaxError, parse_rule
+from invokit.permissions.internal import RuleSyntaxError, escape, parse_rule
 
 if TYPE_CHECKING:
     from invokit.approvals._models import ApprovalRequest

@@ -13,12 +13,13 @@ from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.exceptions import ApprovalMismatch
 from invokit.permissions import (
+    Deciders,
     Decision,
     PermissionRequest,
+    Person,
     request_from_dict,
     request_to_dict,
 )
-from invokit.permissions._deciders import Deciders, Person
 
 ApprovalScope: TypeAlias = Literal["once", "session", "always"]
 ApprovalStatus: TypeAlias = Literal["pending", "approved", "denied", "consumed", "expired"]

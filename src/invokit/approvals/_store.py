@@ -19,7 +19,7 @@ from invokit.exceptions import (
     ApprovalNotFound,
     PolicyError,
 )
-from invokit.permissions._rules import RuleSyntaxError, parse_rule
+from invokit.permissions.internal import RuleSyntaxError, parse_rule
 
 
 @runtime_checkable

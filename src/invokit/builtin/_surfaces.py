@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from invokit.permissions._surfaces import fold, surface_parts
+from invokit.permissions.internal import fold, surface_parts
 
 __all__ = ["FoundSurface", "root_surfaces"]
 

@@ -26,7 +26,7 @@ Scope = Literal["once", "session", "always"]
 
 def _person() -> Any:
     """The operating-system user deciding, as the person approvers are matched against."""
-    from invokit.permissions._deciders import local_person
+    from invokit.permissions.internal import local_person
 
     return local_person()
 
@@ -139,7 +139,7 @@ async def decide(
     ``ApprovalNotPermitted`` for a "yes" the policy does not let ``person`` give."""
     from invokit.approvals import ApprovalDecision
     from invokit.exceptions import ApprovalNotPermitted
-    from invokit.execution._approving import not_permitted
+    from invokit.execution.internal import not_permitted
 
     if approve and scope != "once":
         # A change to an execution surface is approved once only, whatever was asked.
@@ -171,9 +171,8 @@ async def decide(
 
 def _audit(state: State, request: Any, decision: Any, channel: str = "cli") -> None:
     """Append the decision to the audit log ``serve`` and ``call`` write (the same state)."""
-    from invokit.execution import JsonlAuditSink
-    from invokit.execution._events import Event
-    from invokit.execution._resolutions import resolved_data
+    from invokit.execution import Event, JsonlAuditSink
+    from invokit.execution.internal import resolved_data
 
     sink = (
         JsonlAuditSink()

@@ -23,9 +23,9 @@ from invokit.cli._stores import State, audit_file, command_state, open_audit
 def audit_path() -> Path:
     """The JSONL audit log in the user's state directory."""
     from invokit._state import state_dir
-    from invokit.execution._audit_jsonl import DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE
 
-    return state_dir() / DEFAULT_FILE
+    return state_dir() / AUDIT_FILE
 
 
 def _records(lines: Iterator[str]) -> Iterator[dict[str, Any]]:

@@ -39,9 +39,9 @@ def add_compose(executor: Executor) -> ComposeTool:
     """The compose tool on ``executor``. Calling it is allowed (a deny rule still wins): the
     script itself changes nothing, and each call it makes is decided by the policy alone."""
     from invokit.compose import enable_compose
-    from invokit.compose._monty import _monty
+    from invokit.compose.internal import require_monty
 
-    _monty()  # MissingExtra now, with the pip command, rather than at the first script
+    require_monty()  # MissingExtra now, with the pip command, rather than at the first script
     compose = enable_compose(executor, name=NAME)
     executor.policy = executor.policy.with_rules(allow=[NAME])
     return compose
@@ -50,11 +50,11 @@ def add_compose(executor: Executor) -> ComposeTool:
 def require_compose(*, as_json: bool) -> None:
     """One line saying what to install when the ``compose`` extra is missing (never a
     traceback from deep inside the server)."""
-    from invokit.compose._monty import _monty
+    from invokit.compose.internal import require_monty
     from invokit.exceptions import MissingExtra
 
     try:
-        _monty()
+        require_monty()
     except MissingExtra as exc:
         fail(str(exc), USAGE, as_json=as_json)
 

@@ -387,7 +387,7 @@ def _auth(checker: _Checker, serve: Mapping[str, Any]) -> AuthConfig:
         inbox_client_id=checker.string(table, where, "inbox_client_id", default=None),
     )
     try:
-        from invokit.mcp._oauth_config import OAuthConfig
+        from invokit.mcp import OAuthConfig
 
         OAuthConfig(issuer=auth.issuer, audience=auth.audience, scopes=auth.scopes)
     except ImportError:

@@ -74,7 +74,7 @@ async def _run(setup: Any, host: str, port: int, token: str | None, as_json: boo
 
     from invokit.cli._approvals import _open
     from invokit.inbox import InboxSettings, WithInbox, inbox_app
-    from invokit.mcp._serve import listening_socket, security_settings
+    from invokit.mcp.internal import listening_socket, security_settings
 
     sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
@@ -82,7 +82,7 @@ async def _run(setup: Any, host: str, port: int, token: str | None, as_json: boo
     store = _open(setup.state)
     oidc = None
     if setup.config.serve.auth is not None:
-        from invokit.inbox._oidc import sign_in
+        from invokit.inbox.internal import sign_in
 
         oidc = sign_in(setup.config.serve.auth, security.allowed_origins)
     page = inbox_app(

@@ -63,7 +63,7 @@ class Journal:
         import psycopg
         from psycopg_pool import AsyncConnectionPool
 
-        from invokit.postgres._schema import migrate
+        from invokit.postgres.internal import migrate
 
         holder = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
         await migrate(holder)  # the table is part of invokit's versioned schema

@@ -113,7 +113,7 @@ async def _explain(
 ) -> tuple[Explanation, list[StandingRule], bool | None]:
     """The explanation with this project's standing rules, the records that matched, and
     whether a session grant of ``session`` covers the call (``None`` without a session)."""
-    from invokit.execution._standing import applicable, explain_with_standing
+    from invokit.execution.internal import applicable, explain_with_standing
 
     executor = build_executor(setup, audit=False)
     try:

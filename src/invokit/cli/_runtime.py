@@ -47,7 +47,7 @@ from invokit.cli._trust import require_trust
 from invokit.exceptions import DuplicateToolName, PolicyError
 from invokit.execution import Approver, EventSink, Executor
 from invokit.permissions import Policy
-from invokit.permissions._toml import load_text
+from invokit.permissions.internal import load_text
 from invokit.registry import Registry
 
 if TYPE_CHECKING:

@@ -257,7 +257,7 @@ def _oauth(
             USAGE,
             as_json=as_json,
         )
-    from invokit.mcp._oauth_config import OAuthConfig
+    from invokit.mcp import OAuthConfig
 
     return OAuthConfig(issuer=settings.issuer, audience=settings.audience, scopes=settings.scopes)
 
@@ -539,7 +539,7 @@ class _Server:
         def make(hosts: Sequence[str], origins: Sequence[str]) -> Any:
             oidc = None
             if self.auth is not None:
-                from invokit.inbox._oidc import sign_in
+                from invokit.inbox.internal import sign_in
 
                 oidc = sign_in(settings, origins)
             return inbox_app(

@@ -25,9 +25,8 @@ from invokit.cli._config import ConfigError
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
-    from invokit.execution import EventSink
-    from invokit.execution._artifacts import SpillStore
-    from invokit.mcp._pins import PinStorage
+    from invokit.execution import EventSink, SpillStore
+    from invokit.mcp import PinStorage
 
 ENV_VAR = "INVOKIT_STATE"
 """The environment variable ``--state`` reads when it is not given."""
@@ -68,7 +67,7 @@ DEFAULT_STATE = State(kind="sqlite")
 
 def mask_url(url: str) -> str:
     """``url`` with any password (in the authority, or a ``password=`` parameter) as ``***``."""
-    from invokit.postgres._url import masked_url
+    from invokit.postgres import masked_url
 
     return masked_url(url)
 
@@ -150,11 +149,11 @@ def open_approvals(
         ConfigError: the store would lie inside a tool root, or the extra it needs is missing.
     """
     from invokit.approvals import SqliteApprovalStore
-    from invokit.approvals._sqlite import DEFAULT_FILE
+    from invokit.approvals.internal import APPROVALS_FILE
 
     store: ApprovalStore | None = _in_database(state, "PostgresApprovalStore")
     if store is None:
-        store = _in_directory(state, SqliteApprovalStore, DEFAULT_FILE, forbidden_roots)
+        store = _in_directory(state, SqliteApprovalStore, APPROVALS_FILE, forbidden_roots)
     return store
 
 
@@ -163,11 +162,11 @@ def open_audit(
 ) -> EventSink:
     """The audit sink of ``state``: the database's audit table, or the JSONL log."""
     from invokit.execution import JsonlAuditSink
-    from invokit.execution._audit_jsonl import DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE
 
     sink: EventSink | None = _in_database(state, "PostgresAuditSink")
     if sink is None:
-        sink = _in_directory(state, JsonlAuditSink, DEFAULT_FILE, forbidden_roots)
+        sink = _in_directory(state, JsonlAuditSink, AUDIT_FILE, forbidden_roots)
     return sink
 
 
@@ -182,7 +181,7 @@ def open_pins(state: State) -> PinStorage:
     """Where trusted MCP tool fingerprints live: in the database for PostgreSQL, so a tool
     trusted through one replica (or ``invokit mcp trust``) is trusted for every replica; the
     state directory's ``mcp-pins.json`` otherwise."""
-    from invokit.mcp._pins import PinStore
+    from invokit.mcp import PinStore
 
     pins: PinStorage | None = _in_database(state, "PostgresPinStore")
     return PinStore() if pins is None else pins
@@ -216,13 +215,13 @@ def _in_directory(
 
 def audit_file(state: State) -> Path:
     """The JSONL audit log of a SQLite state."""
-    from invokit.execution._audit_jsonl import DEFAULT_FILE
+    from invokit.execution.internal import AUDIT_FILE
 
     if state.directory is not None:
-        return state.directory / DEFAULT_FILE
+        return state.directory / AUDIT_FILE
     from invokit._state import state_dir
 
-    return state_dir() / DEFAULT_FILE
+    return state_dir() / AUDIT_FILE
 
 
 def _postgres(name: str) -> Any:

@@ -417,7 +417,7 @@ class TerminalApprover:
         word = f"approved ({decision.scope})" if decision.approved else "denied"
         self.board.unpin()
         self.console.print(Text(f"→ {word}: {request.id} {_one_line(request.tool)}", style="dim"))
-        from invokit.permissions._deciders import local_person
+        from invokit.permissions.internal import local_person
 
         # The person at this terminal is the user running it: approvers are matched to them.
         return replace(decision, channel="terminal", person=decision.person or local_person())

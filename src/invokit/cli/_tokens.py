@@ -45,7 +45,7 @@ def database_token(state: State, root: Path, *, rotate: bool = False) -> str:
     import psycopg
 
     from invokit.cli._config import ConfigError
-    from invokit.postgres._schema import migrate_sync
+    from invokit.postgres.internal import migrate_sync
 
     assert state.url is not None
     project = str(root.resolve())

@@ -151,7 +151,7 @@ async def host_user(python: str) -> int | None:
 
 @functools.cache
 def _nobody_probe() -> bool:
-    from invokit.builtin.shell._sandbox import find_bwrap
+    from invokit.builtin.shell import find_bwrap
 
     bwrap = find_bwrap()
     if bwrap is None:

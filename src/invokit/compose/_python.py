@@ -82,7 +82,8 @@ class PythonSandbox:
         """The sandbox's command line; ``tmp_bytes``: the size of each in-memory folder the
         script may write (``/tmp``, ``/dev/shm``), which count against the host's memory;
         ``seccomp_fd``: a descriptor holding the BPF program bubblewrap loads."""
-        from invokit.builtin.shell._sandbox import find_bwrap, privilege_drops
+        from invokit.builtin.shell import find_bwrap
+        from invokit.builtin.shell.internal import privilege_drops
 
         bwrap = find_bwrap()
         if bwrap is None:

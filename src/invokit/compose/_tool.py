@@ -39,11 +39,9 @@ from invokit.exceptions import (
     ChildInterrupted,
     ToolFailed,
 )
-from invokit.execution._approving import withdraw
-from invokit.execution._children import CONTINUATION, PARENT, Continuation, state_id
-from invokit.execution._outcomes import ApprovalRequired, Interrupted
-from invokit.tools._base import Tool
-from invokit.tools._context import ToolContext
+from invokit.execution import ApprovalRequired, Interrupted
+from invokit.execution.internal import CONTINUATION, PARENT, Continuation, state_id, withdraw
+from invokit.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from invokit.execution import Executor

@@ -38,8 +38,8 @@ from invokit.execution._resuming import not_permitted as not_permitted
 from invokit.execution._resuming import resume_other as resume_other
 from invokit.execution._snapshot import earlier as earlier
 from invokit.execution._standing import remember_scope
-from invokit.permissions._requests import PermissionRequest, request_to_dict
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest, request_to_dict
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest
@@ -115,7 +115,7 @@ async def ask(
 async def _hold(request: ApprovalRequest) -> None:
     """The question lives only as long as its caller: when a server waits for it on behalf of
     a connected client (a lease in this context), the lease is taken now."""
-    from invokit.approvals._lease import current_lease
+    from invokit.approvals.internal import current_lease
 
     lease = current_lease()
     if lease is not None:

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from invokit._ids import new_id
 from invokit._spec import OutputLimit
 from invokit.exceptions import ToolFailed
-from invokit.tools._function import FunctionTool, tool
+from invokit.tools import FunctionTool, tool
 
 READER_NAME = "tool_result_read"
 # The answer's envelope, {"text": "", "offset": N, "next_offset": N, "total_chars": N}, is at

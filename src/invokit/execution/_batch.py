@@ -20,7 +20,7 @@ from invokit._loops import running_asyncio
 if TYPE_CHECKING:
     from invokit.execution._doors import Pipeline
     from invokit.execution._outcomes import Outcome
-    from invokit.tools._context import Progress
+    from invokit.tools import Progress
 
 SLICE = 0.005
 """Seconds a batch may hold the event loop before its workers yield."""
@@ -115,7 +115,7 @@ async def stream(ex: Pipeline, call: ToolCall) -> AsyncIterator[Progress | Outco
     import anyio
 
     from invokit.execution._outcomes import Outcome
-    from invokit.tools._context import Progress
+    from invokit.tools import Progress
 
     send, receive = anyio.create_memory_object_stream[Progress | Outcome](max_buffer_size=1024)
 

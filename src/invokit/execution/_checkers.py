@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from invokit._calls import ToolCall
-from invokit.permissions._decision import Decision
+from invokit.permissions import Decision
 
 if TYPE_CHECKING:
     from invokit.permissions import PermissionChecker, PermissionRequest

@@ -18,7 +18,7 @@ from invokit._calls import ToolCall
 from invokit.exceptions import ArgumentsError, ToolError, ToolFailed
 from invokit.execution._deciding import verdict_of
 from invokit.execution._records import argument_issues
-from invokit.tools._context import ToolContext
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest

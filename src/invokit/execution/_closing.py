@@ -13,7 +13,7 @@ import anyio
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalStore
     from invokit.execution._events import EventSink
-    from invokit.tools._base import Tool
+    from invokit.tools import Tool
 
 
 async def close_all(

@@ -20,8 +20,8 @@ from invokit.execution._outcomes import Failed
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import decision_data, denied_message
 from invokit.execution._snapshot import read_call, read_store
-from invokit.permissions._requests import PermissionRequest
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.execution._doors import Pipeline

@@ -28,8 +28,8 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit.execution._authority import Authority, rule_authority
 from invokit.execution._prepared import Prepared
-from invokit.permissions._decision import RANK, Decision
-from invokit.permissions._requests import PermissionRequest
+from invokit.permissions import Decision, PermissionRequest
+from invokit.permissions.internal import RANK
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest, StandingRule
@@ -230,7 +230,7 @@ def _standing(
     naming exactly these arguments, else a target rule under which the policy allows the
     call with a standing rule among its reasons (an allow rule alone does not answer an ask
     that ``needs_approval`` raised). Never for a ``protected`` call."""
-    from invokit.approvals._always import is_pinned, pinned_rule
+    from invokit.approvals.internal import is_pinned, pinned_rule
 
     rules = snapshot.always
     if not rules or decision.protected is not None:

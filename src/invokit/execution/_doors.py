@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from invokit.execution._outcomes import Outcome
     from invokit.execution._prepared import Prepared
     from invokit.permissions import Decision, PermissionChecker, Policy
-    from invokit.tools._base import Tool
-    from invokit.tools._context import ProgressCallback, ToolContext
+    from invokit.tools import Tool, ToolContext
+    from invokit.tools.internal import ProgressCallback
 
 
 class Pipeline(Reporter):

@@ -42,9 +42,9 @@ from invokit.execution._records import (
 from invokit.execution._resuming import answer_of, interrupt_id
 from invokit.execution._running import finish, run
 from invokit.execution._state_location import check_state_location
-from invokit.registry._base import Registry, ToolRegistry
-from invokit.tools._base import Tool
-from invokit.tools._context import Progress, ProgressCallback, ToolContext
+from invokit.registry import Registry, ToolRegistry
+from invokit.tools import Progress, Tool, ToolContext
+from invokit.tools.internal import ProgressCallback
 
 if TYPE_CHECKING:
     from invokit.approvals import (

@@ -15,7 +15,7 @@ from invokit.execution import _approving
 from invokit.execution._deciding import decide_step
 from invokit.execution._outcomes import Failed, Outcome
 from invokit.execution._prepared import Prepared
-from invokit.tools._context import ToolContext
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest

@@ -14,7 +14,7 @@ from invokit.execution._deciding import validate_and_decide
 from invokit.execution._outcomes import Completed, Failed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
-from invokit.tools._context import ToolContext
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest

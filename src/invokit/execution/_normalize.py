@@ -17,7 +17,7 @@ from invokit._calls import (
     new_text_result,
 )
 from invokit.exceptions import ArgumentsError, NotJsonSafe, ToolError
-from invokit.schema._jsonsafe import to_jsonable
+from invokit.schema import to_jsonable
 
 _PARTS = (TextPart, JsonPart, ImagePart, ResourceLink)
 

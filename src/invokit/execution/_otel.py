@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from invokit._calls import ToolCall, ToolResult
     from invokit._spec import ToolSpec
-    from invokit.registry._base import Registry
+    from invokit.registry import Registry
 
 _ENDS = frozenset({"completed", "failed", "interrupted"})
 _CONTENT = frozenset({"arguments", "edited_arguments"})
@@ -240,7 +240,7 @@ class OpenTelemetrySink(BufferedSink):
         """``gen_ai.tool.description`` and ``gen_ai.tool.type`` of the tool ``name``:
         ``extension`` for a tool of a remote (MCP) server, ``function`` for a local one
         (kept per spec: a changed tool is described again)."""
-        from invokit.permissions._rules import remote_server
+        from invokit.permissions.internal import remote_server
 
         try:
             found = registry.get(name)

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from invokit._spec import OutputLimit, ToolSpec
 from invokit.execution._records import denied_message
-from invokit.registry._view import RenamedTool
-from invokit.schema._arguments import ArgumentValidator
-from invokit.tools._base import Tool
-from invokit.tools._function import FunctionTool
+from invokit.registry import RenamedTool
+from invokit.schema import ArgumentValidator
+from invokit.tools import FunctionTool, Tool
 
 if TYPE_CHECKING:
     from invokit.execution._limits import Limits

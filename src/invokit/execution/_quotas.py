@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from invokit.execution._doors import Pipeline
     from invokit.execution._prepared import Prepared
     from invokit.permissions import PermissionRequest, Quota
-    from invokit.permissions._rules import Rule
+    from invokit.permissions.internal import Rule
 
 
 def quota_key(quota: Quota, call: ToolCall, tool: str, project: str | None) -> str:

@@ -23,7 +23,8 @@ from invokit.execution._outcomes import (
 )
 from invokit.execution._recording import Record, record_event
 from invokit.execution._records import shown
-from invokit.tools._context import Progress, ProgressCallback, ToolContext
+from invokit.tools import Progress, ToolContext
+from invokit.tools.internal import ProgressCallback
 
 
 class Reporter:

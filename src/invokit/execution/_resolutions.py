@@ -13,7 +13,7 @@ import socket
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from invokit.permissions._requests import McpInvoke
+from invokit.permissions import McpInvoke
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest

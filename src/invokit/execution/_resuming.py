@@ -34,7 +34,8 @@ from invokit.execution._outcomes import (
 )
 from invokit.execution._records import completed_data
 from invokit.execution._standing import remember_scope
-from invokit.tools._context import ProgressCallback, ToolContext
+from invokit.tools import ToolContext
+from invokit.tools.internal import ProgressCallback
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest, ApprovalScope
@@ -325,7 +326,7 @@ def interrupt_id(interrupt: str | Interrupt | Mapping[str, Any]) -> str:
 def not_permitted(request: ApprovalRequest, decision: ApprovalDecision) -> str | None:
     """Why this decision's person may not give it (the request's approvers, four eyes), or
     ``None``. Every "yes" passes here before it runs anything, whatever channel recorded it."""
-    from invokit.permissions._deciders import refusal
+    from invokit.permissions.internal import refusal
 
     asker = request.call.metadata.get("invokit.principal")
     return refusal(

@@ -26,7 +26,7 @@ from invokit.execution._outcomes import (
 from invokit.execution._prepared import Prepared
 from invokit.execution._quotas import check_quotas
 from invokit.execution._records import outcome_data, started_data
-from invokit.tools._context import ToolContext
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest

@@ -20,15 +20,13 @@ from invokit.execution._checkers import checked_by
 from invokit.execution._decision import Snapshot
 from invokit.execution._prepared import Prepared
 from invokit.execution._standing import applicable, refresh_standing_rules, standing_policy
-from invokit.permissions._decision import Decision
-from invokit.registry._view import RenamedTool
-from invokit.tools._approval import BoundCheck
-from invokit.tools._base import Tool
-from invokit.tools._context import ToolContext
+from invokit.permissions import Decision
+from invokit.registry import RenamedTool
+from invokit.tools import Tool, ToolContext
+from invokit.tools.internal import BoundCheck
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalRecord, StandingRule
-    from invokit.approvals._standing import SessionGrant
+    from invokit.approvals import ApprovalRecord, SessionGrant, StandingRule
     from invokit.execution._authority import Authority
     from invokit.execution._doors import Pipeline
     from invokit.permissions import ToolPolicy

@@ -39,8 +39,8 @@ from invokit.execution._authority import (
     session_authority,
 )
 from invokit.execution._prepared import Prepared
-from invokit.permissions._requests import PermissionRequest
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest
+from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest, StandingRule
@@ -69,7 +69,7 @@ async def refresh_standing_rules(ex: Pipeline) -> bool:
 def applicable(rules: tuple[StandingRule, ...], spec: ToolSpec) -> tuple[StandingRule, ...]:
     """The rules recorded for this tool's version: local rules for a local tool; for a remote
     tool, those of its server and its pinned fingerprint."""
-    from invokit.permissions._rules import binding_of
+    from invokit.permissions.internal import binding_of
 
     binding = binding_of(spec)
     return tuple(r for r in rules if not r.legacy and (r.server, r.fingerprint) == binding)
@@ -79,7 +79,7 @@ def standing_policy(ex: Pipeline, prepared: Prepared) -> ToolPolicy:
     """The executor's policy with the standing target rules that apply to this tool, compiled
     once per set of rules (kept on ``prepared``). Pinned rules are not patterns: they are left
     out here and matched exactly by :func:`pinned_match`."""
-    from invokit.approvals._always import applies_as_pattern, is_pinned
+    from invokit.approvals.internal import applies_as_pattern, is_pinned
 
     spec = prepared.spec
     rules = tuple(
@@ -104,7 +104,7 @@ def standing_policy(ex: Pipeline, prepared: Prepared) -> ToolPolicy:
 def pinned_match(ex: Pipeline, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
     """The pinned standing rule of this project and tool version that names exactly these
     arguments, if one was recorded."""
-    from invokit.approvals._always import is_pinned, pinned_rule
+    from invokit.approvals.internal import is_pinned, pinned_rule
 
     pins = [r for r in applicable(ex._always, spec) if is_pinned(r.rule)]
     if not pins:
@@ -179,7 +179,7 @@ async def record_scope(
                 stacklevel=2,
             )
             return
-        from invokit.permissions._rules import binding_of
+        from invokit.permissions.internal import binding_of
 
         server, fingerprint = binding_of(prepared.spec)
         by = await _decided_by(ex, request.id)

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from invokit._state import inside_any
-from invokit.registry._view import RenamedTool
-from invokit.tools._base import Tool
+from invokit.registry import RenamedTool
+from invokit.tools import Tool
 
 __all__ = ["check_state_location"]
 

@@ -217,7 +217,7 @@ class _Inbox:
             )
         if record.status != "pending":
             return await self._page(session, _gone(record), "gone", 409)
-        from invokit.cli._approvals import decide
+        from invokit.cli.internal import decide
 
         approve = action != "deny"
         said = reason.strip()[:500] if isinstance(reason, str) and reason.strip() else None

@@ -42,7 +42,7 @@ class OidcSignIn:
     """The inbox's sign-in at ``issuer`` as client ``client_id``."""
 
     def __init__(self, issuer: str, client_id: str) -> None:
-        from invokit.mcp._jwks import IssuerKeys
+        from invokit.mcp.internal import IssuerKeys
 
         self.issuer = issuer
         self.client_id = client_id
@@ -51,7 +51,7 @@ class OidcSignIn:
 
     async def _endpoints(self) -> dict[str, Any]:
         if self._metadata is None:
-            from invokit.mcp._jwks import metadata_urls
+            from invokit.mcp.internal import metadata_urls
 
             async with httpx.AsyncClient(timeout=10) as client:
                 for url in metadata_urls(self.issuer):
@@ -148,7 +148,7 @@ class OidcSignIn:
         return {"iss": str(claims["iss"]), "sub": str(claims["sub"])}
 
     async def _verified(self, id_token: str) -> dict[str, Any]:
-        from invokit.mcp._token_errors import TokenRejected
+        from invokit.mcp.internal import TokenRejected
 
         try:
             header = jwt.get_unverified_header(id_token)

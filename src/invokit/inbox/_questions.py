@@ -52,7 +52,7 @@ def caller_of(request: ApprovalRequest) -> dict[str, str] | None:
 
 
 def question(request: ApprovalRequest, root: Path | None) -> Question:
-    from invokit.cli._livelog import touches
+    from invokit.cli.internal import touches
 
     return Question(
         id=request.id,
@@ -74,7 +74,7 @@ def _diff(request: ApprovalRequest, root: Path | None) -> tuple[DiffLine, ...]:
     """The file change as the terminal shows it (cli/_diff.py: bounded, escaped), by line."""
     if root is None:
         return ()
-    from invokit.cli._diff import change_diff
+    from invokit.cli.internal import change_diff
 
     text: Any = change_diff(request, root)
     if text is None:

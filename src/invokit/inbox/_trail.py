@@ -12,15 +12,15 @@ LIMIT = 200
 def trail(state: Any, call_id: str, session_id: str | None) -> list[dict[str, Any]]:
     """The audit records of ``call_id`` in ``session_id`` in ``state``'s log, oldest first (at
     most LIMIT). A call id is unique only within its session (MCP request ids repeat)."""
-    from invokit.cli._stores import open_audit
+    from invokit.cli.internal import open_audit
 
     if state.kind == "postgresql":
-        from invokit.cli._audit import _pages_down
+        from invokit.cli.internal import pages_down
 
         sink: Any = open_audit(state)
         try:
             found: list[dict[str, Any]] = []
-            for record in _pages_down(sink, call_id, None):
+            for record in pages_down(sink, call_id, None):
                 if record.get("session_id") != session_id:
                     continue
                 found.append(record)
@@ -29,9 +29,7 @@ def trail(state: Any, call_id: str, session_id: str | None) -> list[dict[str, An
         finally:
             sink.close()
         return list(reversed(found))
-    from invokit.cli._audit import audit_path
-    from invokit.cli._audit_tail import records_from_end
-    from invokit.cli._stores import audit_file
+    from invokit.cli.internal import audit_file, audit_path, records_from_end
 
     path = audit_file(state) if state.directory is not None else audit_path()
     if not path.exists():

@@ -9,7 +9,7 @@ from invokit._calls import ToolCall, ToolResult
 from invokit._canonical import canonical_hash
 from invokit.approvals import ApprovalRequest
 from invokit.execution import Executor
-from invokit.execution._approving import earlier, withdraw
+from invokit.execution.internal import earlier, withdraw
 
 
 async def approved_elsewhere(

@@ -38,10 +38,10 @@ from invokit._calls import ImagePart, ToolCall, ToolResult
 from invokit.approvals import ApprovalDecision, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
-from invokit.execution._approving import emit_resolved, withdraw
+from invokit.execution.internal import emit_resolved, withdraw
 from invokit.integrations._common import approved_elsewhere
 from invokit.providers import openai as openai_provider
-from invokit.providers._content import flagged_text, texts
+from invokit.providers.internal import flagged_text, texts
 from invokit.registry import ToolRegistry
 from invokit.tools import Tool, ToolContext
 

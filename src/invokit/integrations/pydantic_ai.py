@@ -56,12 +56,11 @@ from invokit._canonical import canonical_hash
 from invokit.approvals import ApprovalRequest, ApprovalScope
 from invokit.exceptions import ApprovalError, InvalidToolDefinition, RetryWithFeedback, ToolFailed
 from invokit.execution import ApprovalRequired, Executor, Failed, Interrupted, Outcome
-from invokit.execution._children import parent_of
+from invokit.execution.internal import parent_of
 from invokit.integrations._common import answer_for_another_request
 from invokit.permissions import request_to_dict
 from invokit.providers import NameMap
-from invokit.providers._content import texts
-from invokit.providers._names import OPENAI_NAMES
+from invokit.providers.internal import OPENAI_NAMES, texts
 from invokit.registry import ToolRegistry
 from invokit.tools import Tool
 

@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from invokit._calls import ToolResult
 from invokit._spec import ToolName
 from invokit.exceptions import AuthRequired, InvalidToolDefinition, ToolFailed
-from invokit.execution._otel import current_span_of, outgoing_meta
+from invokit.execution.internal import current_span_of, outgoing_meta
 from invokit.mcp._convert import error_kind_of, parts_from_mcp, spec_from_mcp
 from invokit.mcp._errors import MCPConnectionError
 from invokit.mcp._listing import list_tools_page
@@ -41,7 +41,7 @@ from invokit.mcp._remote import RemoteTool
 from invokit.mcp._signin import MCPOAuth, SignIn
 from invokit.mcp._stdio_client import MAX_MESSAGE_BYTES, bounded_stdio_client
 from invokit.registry import Registry
-from invokit.registry._base import Listener
+from invokit.registry.internal import Listener
 from invokit.tools import ToolContext
 
 logger = logging.getLogger("invokit.mcp")

@@ -144,10 +144,10 @@ def approval_reach(store: Any) -> ApprovalReach:
         return "cli"
     if isinstance(store, SqliteApprovalStore):
         from invokit._state import state_dir
-        from invokit.approvals._sqlite import DEFAULT_FILE
+        from invokit.approvals.internal import APPROVALS_FILE
 
         try:
-            default = (state_dir(create=False) / DEFAULT_FILE).resolve()
+            default = (state_dir(create=False) / APPROVALS_FILE).resolve()
             if store.path.resolve() == default:
                 return "cli"
         except OSError:

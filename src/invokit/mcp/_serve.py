@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 
-from invokit.approvals._lease import DEFAULT_LEASE
+from invokit.approvals import DEFAULT_LEASE
 from invokit.execution import Executor
 from invokit.mcp._oauth_config import OAuthConfig
 from invokit.mcp._server import DEFAULT_PAGE_SIZE, build_server

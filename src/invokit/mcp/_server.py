@@ -38,14 +38,18 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._spec import ToolSpec
-from invokit.approvals import ApprovalRecord, ApprovalRequest
-from invokit.approvals._lease import DEFAULT_LEASE, LeaseKeeper, leased, shown_time
+from invokit.approvals import DEFAULT_LEASE, ApprovalRecord, ApprovalRequest
+from invokit.approvals.internal import LeaseKeeper, leased, shown_time
 from invokit.builtin.filesystem import CLIENT_ROOTS
 from invokit.exceptions import ApprovalError
 from invokit.execution import ApprovalRequired, Executor, Interrupted, Outcome
-from invokit.execution._approving import denied_by
-from invokit.execution._children import parent_of
-from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
+from invokit.execution.internal import (
+    READER_NAME,
+    apply_output_limit,
+    denied_by,
+    output_size,
+    parent_of,
+)
 from invokit.mcp._caller import current_caller
 from invokit.mcp._convert import OutputShape, error_dict, result_dict, tool_dict
 from invokit.mcp._elicit import (
@@ -329,7 +333,7 @@ class ToolServer:
     async def _withdraw(self, call: ToolCall) -> None:
         """Deny (``withdrawn``) every request of ``call`` that is still pending."""
         from invokit.approvals import ApprovalDecision
-        from invokit.execution._approving import emit_resolved
+        from invokit.execution.internal import emit_resolved
 
         try:
             pending = await self._pending_for(call)
@@ -355,7 +359,7 @@ class ToolServer:
     def _lapsed(self, record: ApprovalRecord) -> None:
         """A question whose lease ran out (its caller went, here or on a replica that died),
         recorded as withdrawn by this process: the audit log and the live log say so."""
-        from invokit.execution._approving import emit_resolved
+        from invokit.execution.internal import emit_resolved
 
         emit_resolved(self.executor, record.request.call, record.request, record.decision)
 

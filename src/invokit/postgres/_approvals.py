@@ -17,11 +17,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from invokit.approvals import _sqlcore as core
-from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
-from invokit.approvals._sqlcore import GRANT, POSTGRES, RECORD, RULE
-from invokit.approvals._standing import SessionGrant, StandingRule
-from invokit.approvals._store import (
+from invokit.approvals import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    SessionGrant,
+    StandingRule,
+)
+from invokit.approvals.internal import (
     already_stored,
     consume_refusal,
     interrupt_refusal,
@@ -30,8 +33,9 @@ from invokit.approvals._store import (
     resolve_refusal,
     withdraw_refusal,
 )
+from invokit.approvals.internal import sqlcore as core
 from invokit.exceptions import ApprovalNotFound
-from invokit.execution._events import Event
+from invokit.execution import Event
 from invokit.postgres._audit import insert_events
 from invokit.postgres._pool import AsyncDatabase
 from invokit.postgres._text import loaded, stored
@@ -49,7 +53,7 @@ def decision_event(
     """The ``approval_resolved`` record the store writes with a decision when its caller
     did not hand one over: the executor's form, the channel the decision's own (else ``api``)
     and the request's project as the root."""
-    from invokit.execution._resolutions import channel_of, resolved_data
+    from invokit.execution.internal import channel_of, resolved_data
 
     return Event(
         type="approval_resolved",
@@ -155,7 +159,7 @@ class PostgresApprovalStore:
 
     async def _get(self, conn: Any, approval_id: str) -> ApprovalRecord:
         cursor = await conn.execute(
-            f"SELECT {RECORD} FROM invokit_approvals WHERE id = %s", (stored(approval_id),)
+            f"SELECT {core.RECORD} FROM invokit_approvals WHERE id = %s", (stored(approval_id),)
         )
         row = await cursor.fetchone()
         if row is None:
@@ -174,13 +178,13 @@ class PostgresApprovalStore:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "UPDATE invokit_approvals SET status = %s, decision = %s, resolved_at = %s "
-                    f"WHERE id = %s AND {POSTGRES.resolvable} RETURNING {RECORD}",
+                    f"WHERE id = %s AND {core.POSTGRES.resolvable} RETURNING {core.RECORD}",
                     (
                         status,
                         decided,
                         now,
                         stored(approval_id),
-                        *POSTGRES.now(POSTGRES.resolvable, now),
+                        *core.POSTGRES.now(core.POSTGRES.resolvable, now),
                     ),
                 )
                 row = await cursor.fetchone()
@@ -196,8 +200,8 @@ class PostgresApprovalStore:
             async with conn.transaction():
                 cursor = await conn.execute(
                     "UPDATE invokit_approvals SET status = 'consumed', consumed_at = %s "
-                    f"WHERE id = %s AND {POSTGRES.consumable} RETURNING {RECORD}",
-                    (now, stored(approval_id), *POSTGRES.now(POSTGRES.consumable, now)),
+                    f"WHERE id = %s AND {core.POSTGRES.consumable} RETURNING {core.RECORD}",
+                    (now, stored(approval_id), *core.POSTGRES.now(core.POSTGRES.consumable, now)),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -218,9 +222,14 @@ class PostgresApprovalStore:
                 cursor = await conn.execute(
                     # A question whose lease ran out is withdrawn already: that "no" stays.
                     "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
-                    f"resolved_at = %s WHERE id = %s AND {POSTGRES.withdrawable} "
-                    f"RETURNING {RECORD}",
-                    (decided, now, stored(approval_id), *POSTGRES.now(POSTGRES.withdrawable, now)),
+                    f"resolved_at = %s WHERE id = %s AND {core.POSTGRES.withdrawable} "
+                    f"RETURNING {core.RECORD}",
+                    (
+                        decided,
+                        now,
+                        stored(approval_id),
+                        *core.POSTGRES.now(core.POSTGRES.withdrawable, now),
+                    ),
                 )
                 row = await cursor.fetchone()
                 if row is not None:
@@ -311,8 +320,8 @@ class PostgresApprovalStore:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
                 f"UPDATE invokit_approvals SET lease_until = %s WHERE id = %s "
-                f"AND {POSTGRES.waiting} RETURNING {RECORD}",
-                (until, stored(approval_id), *POSTGRES.now(POSTGRES.waiting, now)),
+                f"AND {core.POSTGRES.waiting} RETURNING {core.RECORD}",
+                (until, stored(approval_id), *core.POSTGRES.now(core.POSTGRES.waiting, now)),
             )
             row = await cursor.fetchone()
             if row is not None:
@@ -328,9 +337,9 @@ class PostgresApprovalStore:
         changed: list[ApprovalRecord] = []
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT id, lease_until FROM invokit_approvals WHERE {POSTGRES.lapsed} "
+                f"SELECT id, lease_until FROM invokit_approvals WHERE {core.POSTGRES.lapsed} "
                 "ORDER BY lease_until",
-                POSTGRES.now(POSTGRES.lapsed, now),
+                core.POSTGRES.now(core.POSTGRES.lapsed, now),
             )
             for approval_id, until in await cursor.fetchall():
                 decision = core.lapse_text(until)
@@ -338,7 +347,7 @@ class PostgresApprovalStore:
                     cursor = await conn.execute(
                         "UPDATE invokit_approvals SET status = 'denied', decision = %s, "
                         "resolved_at = %s WHERE id = %s AND status = 'pending' "
-                        f"AND lease_until = %s RETURNING {RECORD}",
+                        f"AND lease_until = %s RETURNING {core.RECORD}",
                         (decision, until, approval_id, until),
                     )
                     row = await cursor.fetchone()
@@ -379,9 +388,9 @@ class PostgresApprovalStore:
     async def list_pending(self) -> list[ApprovalRequest]:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT request FROM invokit_approvals WHERE {POSTGRES.waiting} "
+                f"SELECT request FROM invokit_approvals WHERE {core.POSTGRES.waiting} "
                 "ORDER BY created_at, id",
-                POSTGRES.now(POSTGRES.waiting, self._clock()),
+                core.POSTGRES.now(core.POSTGRES.waiting, self._clock()),
             )
             rows = await cursor.fetchall()
         return core.requests(rows)
@@ -420,7 +429,7 @@ class PostgresApprovalStore:
         status (``None`` when there is none)."""
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {RECORD} FROM invokit_approvals WHERE call_id = %s "
+                f"SELECT {core.RECORD} FROM invokit_approvals WHERE call_id = %s "
                 "AND session_id IS NOT DISTINCT FROM %s AND project IS NOT DISTINCT FROM %s "
                 "ORDER BY created_at DESC, seq DESC LIMIT 1",
                 (stored(call_id), stored(session_id), stored(project)),
@@ -478,7 +487,7 @@ class PostgresApprovalStore:
         async with self._db.connection() as conn:
             # A grant already there is kept, with its giver.
             await conn.execute(
-                f"INSERT INTO invokit_session_grants ({GRANT}) "
+                f"INSERT INTO invokit_session_grants ({core.GRANT}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 core.grant_row(given, stored),
             )
@@ -494,7 +503,7 @@ class PostgresApprovalStore:
     ) -> SessionGrant | None:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {GRANT} FROM invokit_session_grants WHERE session_id = %s "
+                f"SELECT {core.GRANT} FROM invokit_session_grants WHERE session_id = %s "
                 "AND tool = %s AND spec_fingerprint = %s AND project IS NOT DISTINCT FROM %s",
                 (stored(session_id), stored(tool), stored(spec_fingerprint), stored(project)),
             )
@@ -523,12 +532,12 @@ class PostgresApprovalStore:
         scope = tuple(stored(text) for text in core.rule_key(record))
         async with self._db.connection() as conn:
             await conn.execute(
-                f"INSERT INTO invokit_standing_rules ({RULE}) "
+                f"INSERT INTO invokit_standing_rules ({core.RULE}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 (record.id, *scope, record.created_at, stored(by)),
             )
             cursor = await conn.execute(
-                f"SELECT {RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
+                f"SELECT {core.RULE} FROM invokit_standing_rules WHERE rule = %s AND project = %s "
                 "AND server = %s AND fingerprint = %s",
                 scope,
             )
@@ -542,14 +551,14 @@ class PostgresApprovalStore:
         ``project`` only, when given); one transaction."""
         async with self._db.connection() as conn, conn.transaction():
             cursor = await conn.execute(
-                f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {RULE}, seq",
+                f"DELETE FROM invokit_standing_rules WHERE id = %s RETURNING {core.RULE}, seq",
                 (stored(rule),),
             )
             rows = await cursor.fetchall()
             if not rows:
                 cursor = await conn.execute(
                     "DELETE FROM invokit_standing_rules WHERE rule = %s "
-                    f"AND (%s::text IS NULL OR project = %s) RETURNING {RULE}, seq",
+                    f"AND (%s::text IS NULL OR project = %s) RETURNING {core.RULE}, seq",
                     (stored(rule), stored(project), stored(project)),
                 )
                 rows = await cursor.fetchall()
@@ -559,7 +568,7 @@ class PostgresApprovalStore:
     async def always_rules(self, project: str | None = None) -> list[StandingRule]:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {RULE} FROM invokit_standing_rules "
+                f"SELECT {core.RULE} FROM invokit_standing_rules "
                 "WHERE %s::text IS NULL OR project = %s ORDER BY created_at, seq",
                 (stored(project), stored(project)),
             )

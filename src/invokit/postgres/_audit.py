@@ -12,13 +12,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from invokit.execution._audit_buffer import (
+from invokit.execution import Event
+from invokit.execution.internal import (
     DURABLE_EVENTS,
     BufferedSink,
     dumps_record,
+    text_field,
     unencodable,
 )
-from invokit.execution._events import Event, text_field
 from invokit.postgres._pool import SyncDatabase
 from invokit.postgres._text import loaded, stored
 

@@ -8,16 +8,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from invokit._ids import new_id
-from invokit.execution._artifacts import reader_for
+from invokit.execution.internal import reader_for
 from invokit.postgres._pool import SyncDatabase
-from invokit.tools._function import FunctionTool
+from invokit.tools import FunctionTool
 
 if TYPE_CHECKING:  # invokit.mcp needs the mcp extra; pins are made only where it is used
-    from invokit.mcp._pins import Pin
+    from invokit.mcp import Pin
 
 
 def _pin(server: str, tool: str, fingerprint: str, trusted_at: float) -> Pin:
-    from invokit.mcp._pins import Pin
+    from invokit.mcp import Pin
 
     return Pin(server=server, tool=tool, fingerprint=fingerprint, trusted_at=trusted_at)
 

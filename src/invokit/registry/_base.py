@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from invokit._gc import collector_paused
 from invokit._spec import ToolName, ToolSpec
 from invokit.exceptions import DuplicateToolName
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 if TYPE_CHECKING:
     from invokit.registry._filtered import FilteredRegistry

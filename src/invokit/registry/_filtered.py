@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from invokit._spec import ToolSpec, tag_set
 from invokit.registry._base import Registry
 from invokit.registry._wrapper import WrapperRegistry
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 
 class FilteredRegistry(WrapperRegistry):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from invokit.exceptions import DuplicateToolName
 from invokit.registry._base import Conflicts, Listener, Registry, source_of
 from invokit.registry._view import RenamedTool
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 
 class MergedRegistry(Registry):

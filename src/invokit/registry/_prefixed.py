@@ -7,7 +7,7 @@ from invokit.exceptions import InvalidToolDefinition
 from invokit.registry._base import Registry
 from invokit.registry._view import RenamedTool
 from invokit.registry._wrapper import WrapperRegistry
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 NAME_LIMIT = 64
 """The longest tool name (see :class:`~invokit._spec.ToolName`)."""

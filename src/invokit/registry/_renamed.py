@@ -9,7 +9,7 @@ from invokit.exceptions import DuplicateToolName, InvalidToolDefinition
 from invokit.registry._base import Registry
 from invokit.registry._view import RenamedTool
 from invokit.registry._wrapper import WrapperRegistry
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 
 class RenamedRegistry(WrapperRegistry):

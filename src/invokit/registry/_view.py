@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from invokit._spec import OutputLimit, ToolSpec
-from invokit.permissions._requests import PermissionRequest
-from invokit.tools._base import Tool
-from invokit.tools._context import ToolContext
+from invokit.permissions import PermissionRequest
+from invokit.tools import Tool, ToolContext
 
 
 class RenamedTool(Tool):

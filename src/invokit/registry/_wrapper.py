@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from invokit.registry._base import Listener, Registry
-from invokit.tools._base import Tool
+from invokit.tools import Tool
 
 
 class WrapperRegistry(Registry):

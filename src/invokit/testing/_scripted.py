@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 from invokit._calls import ToolCall
 from invokit._spec import ToolSpec
-from invokit.loop._messages import AssistantMessage, Message
+from invokit.loop import AssistantMessage, Message
 
 Reply: TypeAlias = Callable[
     [Sequence[Message], Sequence[ToolSpec]], AssistantMessage | Awaitable[AssistantMessage]

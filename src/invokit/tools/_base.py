@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from invokit._spec import OutputLimit, ToolSpec
-from invokit.permissions._quotas import Quota
-from invokit.permissions._requests import PermissionRequest
-from invokit.schema._arguments import ArgumentValidator
+from invokit.permissions import PermissionRequest, Quota
+from invokit.schema import ArgumentValidator
 from invokit.tools._approval import BoundCheck
 from invokit.tools._context import ToolContext
 

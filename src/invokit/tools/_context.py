@@ -11,12 +11,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from invokit.exceptions import NotJsonSafe
-from invokit.schema._jsonsafe import to_jsonable
+from invokit.schema import to_jsonable
 
 if TYPE_CHECKING:
     from invokit._calls import ToolCall
     from invokit._spec import OutputLimit
-    from invokit.permissions._requests import PermissionRequest
+    from invokit.permissions import PermissionRequest
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from invokit._spec import ToolAnnotations, ToolSpec, tag_set
 from invokit.exceptions import ToolFailed
-from invokit.schema._arguments import ArgumentValidator
+from invokit.schema import ArgumentValidator
 from invokit.tools._base import Tool
 from invokit.tools._context import ToolContext
 

@@ -10,10 +10,10 @@ from typing import Any, overload
 from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResult
 from invokit._spec import Concurrency, OutputLimit, ToolAnnotations, ToolName, ToolSpec, tag_set
 from invokit.exceptions import InvalidToolDefinition
-from invokit.permissions._quotas import Quota, of_tool
-from invokit.permissions._requests import PermissionRequest
-from invokit.schema._arguments import ArgumentValidator
-from invokit.schema._signature import FunctionSignature, read_signature
+from invokit.permissions import PermissionRequest, Quota
+from invokit.permissions.internal import of_tool
+from invokit.schema import ArgumentValidator
+from invokit.schema.internal import FunctionSignature, read_signature
 from invokit.tools._approval import ApprovalCheck, approval_check
 from invokit.tools._base import Tool
 from invokit.tools._context import Progress, ToolContext

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from invokit.builtin._surfaces import root_surfaces
 from invokit.builtin.filesystem._paths import display, split_relative
 from invokit.exceptions import AccessDenied
-from invokit.permissions._surfaces import Surface, fold, opted_in, surface_parts
+from invokit.permissions.internal import Surface, fold, opted_in, surface_parts
 
 __all__ = ["SurfaceGuard"]
 

@@ -29,7 +29,7 @@ from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, r
 from invokit.builtin.shell._scan import Scan, created_surfaces, scan
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
-from invokit.permissions._surfaces import opted_in, surface_parts
+from invokit.permissions.internal import opted_in, surface_parts
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
 

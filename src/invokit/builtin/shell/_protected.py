@@ -30,7 +30,7 @@ from pathlib import Path
 from invokit.builtin._surfaces import FoundSurface, root_surfaces
 from invokit.builtin.shell._scan import Scan
 from invokit.exceptions import AccessDenied
-from invokit.permissions._surfaces import opted_in
+from invokit.permissions.internal import opted_in
 
 __all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
 

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from invokit.exceptions import AccessDenied
-from invokit.permissions._surfaces import surface_parts
+from invokit.permissions.internal import surface_parts
 
 __all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "scan", "venv_files"]
 
