@@ -4,12 +4,12 @@ it read has changed.
 Reading a root's surfaces opens a handful of git files each call; a shell command is checked
 twice (before the policy is asked and when it runs), so that cost is paid twice per call. The
 cache keeps each answer with the signature of everything it read: ``st_ino``,
-``st_mtime_ns``, ``st_size`` and ``st_ctime_ns`` of each file and folder (followed and not
-followed), of each folder between it and the root (an entry added, removed, renamed or turned
-into a link changes its folder), or of its folder when it lies outside the root. Any difference
-reads again, so a change made between two checks of one command is always seen. A file changed
-so shortly before the read that a later change could keep the same (coarse) times is never
-trusted (git's "racy" case): the answer is then not kept.
+``st_mtime_ns``, ``st_size`` and ``st_ctime_ns`` of each file and folder (and of its target,
+when it is a link), of each folder between it and the root (an entry added, removed, renamed
+or turned into a link changes its folder), or of its folder when it lies outside the root.
+Any difference reads again, so a change made between two checks of one command is always seen.
+A file changed so shortly before the read that a later change could keep the same (coarse)
+times is never trusted (git's "racy" case): the answer is then not kept.
 """
 
 from __future__ import annotations
