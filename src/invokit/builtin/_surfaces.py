@@ -4,7 +4,9 @@
 ``.git`` *file* points git at a folder elsewhere (``gitdir: other``), ``commondir`` points it at
 another repository's config and hooks, ``core.hooksPath`` and ``include.path`` name more, and a
 surface may be a symbolic link whose target is where git reads. :func:`root_surfaces` reads them
-(a few small files, no subprocess) each time it is asked, so what a tool did a moment ago counts.
+(a few small files, no subprocess) each time it is asked, so what a tool did a moment ago counts;
+the shell tool asks through :class:`~invokit.builtin._surface_cache.SurfaceCache`, which reads
+again whenever one of the files and folders read has changed.
 
 Only places inside the root matter: the filesystem and shell tools reach nothing else.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 from invokit.permissions.internal import fold, surface_parts
 
-__all__ = ["FoundSurface", "root_surfaces"]
+__all__ = ["FoundSurface", "person_configs", "root_surfaces"]
 
 _GIT_RUNS = "git runs its hooks and obeys its config on every git command in this repository"
 _HOOKS_RUNS = "git runs the hooks in it (core.hooksPath) on commit, checkout, merge and push"
@@ -48,7 +50,9 @@ class FoundSurface:
     """A repository's git directory (or its common directory): kept whole."""
 
 
-def root_surfaces(real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurface, ...]:
+def root_surfaces(
+    real_root: str, below: Sequence[str] = (), seen: list[str] | None = None
+) -> tuple[FoundSurface, ...]:
     """Every execution surface of ``real_root`` (resolved: no link in it) that exists now, by
     its real place in the root.
 
@@ -56,10 +60,13 @@ def root_surfaces(real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurfa
     whose name is a surface (any spelling), the git directory a ``.git`` file points to, its
     ``commondir``, the ``core.hooksPath`` and ``include.path`` of their configs, and the target
     of each of these that is a link, when inside the root. Unreadable files count as absent.
+    Every path looked at is appended to ``seen`` (see :class:`SurfaceCache`).
     """
+    seen = [] if seen is None else seen
     found: dict[tuple[str, ...], FoundSurface] = {}
 
     def add(path: str, runs: str, *, git_dir: bool = False) -> None:
+        seen.append(path)
         for spelling in _spellings(path):
             parts = _below(real_root, spelling)
             if parts is not None and parts not in found:
@@ -67,7 +74,7 @@ def root_surfaces(real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurfa
 
     for base in ("", *below):
         folder = os.path.join(real_root, base) if base else real_root
-        for name in _names(folder):
+        for name in _names(folder, seen):
             surface = surface_parts((name,))
             if surface is None:
                 continue
@@ -75,19 +82,19 @@ def root_surfaces(real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurfa
             add(path, surface.runs, git_dir=fold(name) == ".git" and os.path.isdir(path))
             if fold(name) != ".git":
                 continue
-            git_dir = path if os.path.isdir(path) else _pointer(path, real_root)
+            git_dir = path if os.path.isdir(path) else _pointer(path, seen)
             if git_dir is not None:
                 # A nested repository's relative core.hooksPath is taken from its own top.
-                for place, runs, whole in _git_places(git_dir, folder):
+                for place, runs, whole in _git_places(git_dir, folder, seen):
                     add(place, runs, git_dir=whole)
     return tuple(found.values())
 
 
-def _git_places(git_dir: str, worktree: str) -> Iterator[tuple[str, str, bool]]:
+def _git_places(git_dir: str, worktree: str, seen: list[str]) -> Iterator[tuple[str, str, bool]]:
     """The git directory, its common directory, their control entries, and what their
     configs point at (``core.hooksPath``, ``include.path``)."""
     dirs = [git_dir]
-    common = _read(os.path.join(git_dir, "commondir"))
+    common = _read(os.path.join(git_dir, "commondir"), seen)
     if common is not None and common.strip():
         dirs.append(os.path.join(git_dir, common.strip()))
     for folder in dirs:
@@ -95,15 +102,15 @@ def _git_places(git_dir: str, worktree: str) -> Iterator[tuple[str, str, bool]]:
         for entry in _GITDIR_ENTRIES:
             yield os.path.join(folder, entry), _GIT_RUNS, False
         for config in ("config", "config.worktree"):
-            yield from _config_places(os.path.join(folder, config), worktree, depth=0)
-        yield from _linked_worktrees(folder)
+            yield from _config_places(os.path.join(folder, config), worktree, seen, depth=0)
+        yield from _linked_worktrees(folder, seen)
     # The person's own git reads their global and system config too: a relative
     # core.hooksPath there (".githooks") names a folder of this worktree.
-    for config in _person_configs():
-        yield from _config_places(config, worktree, depth=0)
+    for config in person_configs():
+        yield from _config_places(config, worktree, seen, depth=0)
 
 
-def _person_configs() -> list[str]:
+def person_configs() -> list[str]:
     """The global and system config files the person's git reads (git's own order of
     variables and places)."""
     home = os.path.expanduser("~")
@@ -114,28 +121,32 @@ def _person_configs() -> list[str]:
     return found
 
 
-def _linked_worktrees(git_dir: str, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
+def _linked_worktrees(
+    git_dir: str, seen: list[str], depth: int = 0
+) -> Iterator[tuple[str, str, bool]]:
     """The ``.git`` files of the repository's other checkouts: linked worktrees (named by
     ``worktrees/*/gitdir``) and submodules (``modules/*/config`` ``core.worktree``), whose
     pointer a command could otherwise turn to a planted repository."""
-    for name in _names(os.path.join(git_dir, "worktrees")):
-        pointer = _read(os.path.join(git_dir, "worktrees", name, "gitdir"))
+    for name in _names(os.path.join(git_dir, "worktrees"), seen):
+        pointer = _read(os.path.join(git_dir, "worktrees", name, "gitdir"), seen)
         if pointer is not None and pointer.strip():
             target = os.path.join(git_dir, "worktrees", name, pointer.strip())
             yield target, _GIT_RUNS, False
     if depth > 3:
         return
-    for name in _names(os.path.join(git_dir, "modules")):
+    for name in _names(os.path.join(git_dir, "modules"), seen):
         module = os.path.join(git_dir, "modules", name)
-        config = _read(os.path.join(module, "config"))
+        config = _read(os.path.join(module, "config"), seen)
         for section, key, value in _config_entries(config or ""):
             if section == "core" and key == "worktree" and value:
                 yield os.path.join(module, value, ".git"), _GIT_RUNS, False
-        yield from _linked_worktrees(module, depth + 1)
+        yield from _linked_worktrees(module, seen, depth + 1)
 
 
-def _config_places(path: str, worktree: str, *, depth: int) -> Iterator[tuple[str, str, bool]]:
-    text = _read(path)
+def _config_places(
+    path: str, worktree: str, seen: list[str], *, depth: int
+) -> Iterator[tuple[str, str, bool]]:
+    text = _read(path, seen)
     if text is None or depth > 4:
         return
     for section, key, value in _config_entries(text):
@@ -145,7 +156,7 @@ def _config_places(path: str, worktree: str, *, depth: int) -> Iterator[tuple[st
         elif (section == "include" or section == "includeif") and key == "path" and value:
             included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
             yield included, _GIT_RUNS, False
-            yield from _config_places(included, worktree, depth=depth + 1)
+            yield from _config_places(included, worktree, seen, depth=depth + 1)
 
 
 def _config_entries(text: str) -> Iterator[tuple[str, str, str]]:
@@ -166,16 +177,17 @@ def _config_entries(text: str) -> Iterator[tuple[str, str, str]]:
         yield section, entry.group(1).lower(), value.strip('"')
 
 
-def _pointer(path: str, root: str) -> str | None:
+def _pointer(path: str, seen: list[str]) -> str | None:
     """The git directory a ``.git`` file names (``gitdir: PATH``, relative to its folder)."""
-    text = _read(path)
+    text = _read(path, seen)
     if text is None or not text.startswith("gitdir:"):
         return None
     target = text[len("gitdir:") :].strip()
     return os.path.join(os.path.dirname(path), target) if target else None
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, seen: list[str]) -> str | None:
+    seen.append(path)
     try:
         with open(path, "rb") as file:
             return file.read(_MAX_READ).decode("utf-8", "replace")
@@ -183,7 +195,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _names(folder: str) -> list[str]:
+def _names(folder: str, seen: list[str]) -> list[str]:
+    seen.append(folder)
     try:
         return os.listdir(folder)
     except OSError:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from invokit.builtin import _surface_cache
+from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin.shell import find_bwrap, shell
 from invokit.exceptions import AccessDenied, ToolFailed
 from invokit.permissions import FileWrite
@@ -209,3 +211,42 @@ async def test_submodule_and_worktree_pointers_are_read_only(root: Path) -> None
         with pytest.raises(ToolFailed):
             await _run(tool, "cp", "evil/config", pointer)
         assert (root / pointer).read_text() == before
+
+
+async def test_a_surface_added_between_two_calls_is_read_only_in_the_second(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core.hooksPath written into .git/config, or a new .vscode folder, after one command
+    is mounted read-only for the next, though the first command's surfaces were cached."""
+    # Fresh files are "racy" and never cached: trust them here so the cache is really used.
+    monkeypatch.setattr(_surface_cache, "_RACY_NS", 0)
+    (root / "hooks2").mkdir()
+    tool = _tool(root)
+    await _run(tool, "touch", "hooks2/first")
+    await _run(tool, "touch", "a.txt")  # served from the cache
+    with (root / ".git" / "config").open("a") as config:  # in place: the same inode
+        config.write("[core]\n\thooksPath = hooks2\n")
+    with pytest.raises(ToolFailed):
+        await _run(tool, "touch", "hooks2/pre-commit")
+    assert not (root / "hooks2" / "pre-commit").exists()
+    (root / ".vscode").mkdir()
+    with pytest.raises(ToolFailed):
+        await _run(tool, "tee", ".vscode/tasks.json")
+    assert not (root / ".vscode" / "tasks.json").exists()
+
+
+def test_the_surface_cache_reads_again_only_after_a_change(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache answers with what it kept while nothing it read changed, and reads again
+    when the git config changes."""
+    monkeypatch.setattr(_surface_cache, "_RACY_NS", 0)
+    cache = SurfaceCache()
+    first = cache.root_surfaces(str(root))
+    assert cache.root_surfaces(str(root)) is first
+    (root / "hooks2").mkdir()
+    with (root / ".git" / "config").open("a") as config:
+        config.write("[core]\n\thooksPath = hooks2\n")
+    again = cache.root_surfaces(str(root))
+    assert ("hooks2",) in [found.parts for found in again]
+    assert ("hooks2",) not in [found.parts for found in first]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin._surfaces import FoundSurface
 from invokit.builtin.shell._command import excerpt, parse_command, shown_argv
 from invokit.builtin.shell._flags import find_refusal
@@ -54,7 +55,12 @@ class Checked:
 
 
 def check(
-    settings: ShellSettings, command: str | Sequence[str], cwd: str, *, bwrap: str | None
+    settings: ShellSettings,
+    command: str | Sequence[str],
+    cwd: str,
+    *,
+    bwrap: str | None,
+    cache: SurfaceCache | None = None,
 ) -> Checked:
     """Check ``command`` against every guard that can be decided before it runs.
 
@@ -63,6 +69,8 @@ def check(
         command: the command the model gave.
         cwd: the working directory it gave, relative to the root.
         bwrap: the working bubblewrap, or ``None`` (``sandbox="off"``, or none works here).
+        cache: the tool's cache of the root's surfaces (read anew when anything they were
+            read from changed), or ``None`` to read them anew.
 
     Raises:
         RetryWithFeedback: shell syntax in a string, too many arguments, or a missing working
@@ -99,7 +107,7 @@ def check(
     # Below the top, only a walk finds repositories and virtual environments; it is cached on
     # the folders' mtimes, and needed only where mounts will keep them read-only.
     deep = scan(str(settings.root)) if settings.writable and bwrap is not None else None
-    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces, deep)
+    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces, deep, cache=cache)
     mounts = (
         protected_mounts(settings.root, (*settings.protected, *surfaces))
         if settings.writable

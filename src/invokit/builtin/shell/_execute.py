@@ -22,6 +22,7 @@ from typing import Literal
 
 import anyio
 
+from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin.shell._checks import check, resolve_cwd
 from invokit.builtin.shell._reaper import MARKER_VARIABLE, kill_process_tree
 from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
@@ -81,8 +82,15 @@ class ShellOutput:
     after it ran: the sandbox could not mount them read-only in advance."""
 
 
-async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: str) -> ShellOutput:
-    """Check ``command`` against every guard, run it, and describe what it did.
+async def execute(
+    settings: ShellSettings,
+    command: str | Sequence[str],
+    cwd: str,
+    *,
+    cache: SurfaceCache | None = None,
+) -> ShellOutput:
+    """Check ``command`` against every guard, run it, and describe what it did (``cache``:
+    see :func:`~._checks.check`).
 
     Raises:
         RetryWithFeedback: shell syntax in a string, or a missing working directory.
@@ -96,7 +104,7 @@ async def execute(settings: ShellSettings, command: str | Sequence[str], cwd: st
         bwrap = None
     else:  # the probe starts a sandbox: never on the event loop
         bwrap = find_bwrap() if probe_done() else await anyio.to_thread.run_sync(find_bwrap)
-    checked = check(settings, command, cwd, bwrap=bwrap)
+    checked = check(settings, command, cwd, bwrap=bwrap, cache=cache)
     argv, workdir, env = checked.argv, checked.workdir, checked.env
     resolved = checked.resolved
     run_argv = [resolved.executable, *argv[1:]]

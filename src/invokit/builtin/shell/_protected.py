@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin._surfaces import FoundSurface, root_surfaces
 from invokit.builtin.shell._scan import Scan
 from invokit.exceptions import AccessDenied
@@ -95,16 +96,23 @@ def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
 
 
 def surface_paths(
-    root: Path, allowed: Sequence[str] = (), deep: Scan | None = None
+    root: Path,
+    allowed: Sequence[str] = (),
+    deep: Scan | None = None,
+    *,
+    cache: SurfaceCache | None = None,
 ) -> tuple[tuple[Path, ...], tuple[FoundSurface, ...]]:
     """The execution surfaces of ``root`` (resolved) that exist now: those to mount read-only,
     by their real path (a surface inside a git directory goes with it), and those the project
     opted in (``allowed``), left writable. ``deep`` adds what a walk found below the top:
     nested repositories and editor configs, and the files of each virtual environment that
     run without asking (its ``pyvenv.cfg``, ``bin/activate*`` and ``.pth`` files; the rest
-    stays writable, so that ``pip install`` keeps working).
+    stays writable, so that ``pip install`` keeps working). ``cache`` keeps the top's
+    surfaces while nothing they were read from changed.
     """
-    found = (*root_surfaces(str(root), deep.folders if deep else ()), *_venvs(root, deep))
+    below = deep.folders if deep else ()
+    top = cache.root_surfaces(str(root), below) if cache else root_surfaces(str(root), below)
+    found = (*top, *_venvs(root, deep))
     kept: dict[Path, None] = {}
     writable: list[FoundSurface] = []
     whole = [

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin.shell._checks import check
 from invokit.builtin.shell._command import MAX_ARG_CHARS, MAX_ARGS, MAX_STRING_CHARS
 from invokit.builtin.shell._execute import ShellOutput, execute
@@ -113,6 +114,8 @@ def shell(
         allow_surfaces=_surface_list(allow_surfaces),
     )
     env_keys = tuple(sorted(settings.environment()))
+    # Each command is checked twice; both read the root's surfaces through this cache.
+    cache = SurfaceCache()
     if sandbox != "off":
         # The first preflight runs on the event loop and needs the probe's answer.
         start_probe()
@@ -123,7 +126,7 @@ def shell(
         # once per process (cached).
         cwd = args.get("cwd", ".")
         bwrap = None if settings.sandbox == "off" else find_bwrap()
-        checked = check(settings, args["command"], cwd, bwrap=bwrap)
+        checked = check(settings, args["command"], cwd, bwrap=bwrap, cache=cache)
         argv = checked.argv
         requests: list[PermissionRequest] = [ShellExec(argv=argv, cwd=cwd, env_keys=env_keys)]
         # A writable surface may be changed by any command: the policy asks about each one.
@@ -150,7 +153,7 @@ def shell(
         metadata={"sandbox": sandbox, "network": network, "writable": writable},
     )
     async def run(command: CommandArg, cwd: CwdArg = ".") -> ShellOutput:
-        return await execute(settings, command, cwd)
+        return await execute(settings, command, cwd, cache=cache)
 
     if writable or sandbox != "required":
         # Without a sandbox a command writes wherever the host user can, the root included.
