@@ -34,6 +34,7 @@ from invokit.permissions.internal import opted_in
 
 __all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
 
+_GIT_RUNS = "git takes the folder for a repository and obeys its config and hooks run there"
 _VENV_RUNS = (
     "the virtual environment's interpreter runs every .pth file at each start, and the "
     "person's shell runs bin/activate"
@@ -105,6 +106,7 @@ def surface_paths(
     stays writable, so that ``pip install`` keeps working).
     """
     found = (*root_surfaces(str(root), deep.folders if deep else ()), *_venvs(root, deep))
+    found += tuple(_repositories(deep))
     kept: dict[Path, None] = {}
     writable: list[FoundSurface] = []
     whole = [
@@ -134,6 +136,11 @@ def _venvs(root: Path, deep: Scan | None) -> list[FoundSurface]:
         FoundSurface(parts=tuple(path.split("/")), runs=_VENV_RUNS)
         for path in (deep.venv_files if deep else ())
     ]
+
+
+def _repositories(deep: Scan | None) -> list[FoundSurface]:
+    places = (*deep.repositories, *deep.commons) if deep else ()
+    return [FoundSurface(parts=tuple(p.split("/")), runs=_GIT_RUNS, git_dir=True) for p in places]
 
 
 def _depth(path: Path) -> int:
