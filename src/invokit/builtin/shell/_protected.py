@@ -35,6 +35,7 @@ from invokit.permissions.internal import opted_in
 
 __all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
 
+_GIT_RUNS = "git takes the folder for a repository and obeys its config and hooks run there"
 _VENV_RUNS = (
     "the virtual environment's interpreter runs every .pth file at each start, and the "
     "person's shell runs bin/activate"
@@ -113,6 +114,7 @@ def surface_paths(
     below = deep.folders if deep else ()
     top = cache.root_surfaces(str(root), below) if cache else root_surfaces(str(root), below)
     found = (*top, *_venvs(root, deep))
+    found += tuple(_repositories(deep))
     kept: dict[Path, None] = {}
     writable: list[FoundSurface] = []
     whole = [
@@ -142,6 +144,11 @@ def _venvs(root: Path, deep: Scan | None) -> list[FoundSurface]:
         FoundSurface(parts=tuple(path.split("/")), runs=_VENV_RUNS)
         for path in (deep.venv_files if deep else ())
     ]
+
+
+def _repositories(deep: Scan | None) -> list[FoundSurface]:
+    places = (*deep.repositories, *deep.commons) if deep else ()
+    return [FoundSurface(parts=tuple(p.split("/")), runs=_GIT_RUNS, git_dir=True) for p in places]
 
 
 def _depth(path: Path) -> int:

@@ -4,7 +4,9 @@
 files point at. A repository deeper in it (``sub/.git``, a nested clone, ``vendor/x/.vscode``)
 or a virtual environment (a folder holding ``pyvenv.cfg``) is only found by looking, so
 :func:`scan` walks the root's folders once, without following links and without entering a
-surface or a virtual environment, and remembers every folder's mtime: a folder's mtime changes
+surface, a virtual environment or a folder git takes for a repository (:func:`repository_marks`:
+``HEAD`` beside ``objects/`` and ``refs/``, or beside a ``commondir``: a bare or split git
+directory under any name), and remembers every folder's mtime: a folder's mtime changes
 whenever an entry is added, removed or renamed in it, so the next call only ``stat``\\ s the
 folders it saw and walks again only when one changed. Above :data:`MAX_FOLDERS` folders the walk
 stops and every command is refused (a surface past the cap could not be kept read-only).
@@ -21,11 +23,13 @@ from dataclasses import dataclass
 from invokit.exceptions import AccessDenied
 from invokit.permissions.internal import surface_parts
 
-__all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "scan", "venv_files"]
+__all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "is_repository", "scan", "venv_files"]
 
 MAX_FOLDERS = 20_000
 """The most folders a root may hold for the shell sandbox to find every surface in it."""
 
+_BARE_MARKS = ("HEAD", "objects", "refs")
+_SPLIT_MARKS = ("HEAD", "commondir")
 _RACY_NS = 2_000_000_000  # file systems keep mtimes in ticks of up to a few milliseconds
 _VENV_MARK = "pyvenv.cfg"
 _VENV_FOLDERS = ("bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share", "etc")
@@ -47,6 +51,17 @@ class Scan:
     """Root-relative folders holding ``pyvenv.cfg`` (the root itself is ``""``)."""
     venv_files: tuple[str, ...] = ()
     """Root-relative files of those that run without asking (see :func:`venv_files`)."""
+    repositories: tuple[str, ...] = ()
+    """Root-relative folders below the top that git takes for a git directory (bare or split,
+    see :func:`is_repository`): git obeys their config and runs their hooks, so they are
+    mounted whole."""
+    root_repository: bool = False
+    """Whether the root itself is one (``HEAD`` beside ``objects/`` and ``refs/`` or a
+    ``commondir`` at its top): the root stays writable, so one a command makes there is taken
+    apart after it (its ``HEAD`` removed)."""
+    commons: tuple[str, ...] = ()
+    """Root-relative folders inside the root that a repository's ``commondir`` names (their
+    config and hooks are the repository's): mounted whole too."""
     stamps: tuple[tuple[str, int], ...]
     """Each folder walked (absolute) and its mtime in nanoseconds when walked."""
     racy: bool = False
@@ -78,6 +93,13 @@ def scan(real_root: str, *, fresh: bool = False, bounded: bool = True) -> Scan:
     return walked
 
 
+def is_repository(names: set[str]) -> bool:
+    """Whether a folder holding ``names`` is one git takes for a git directory: ``HEAD``,
+    ``objects`` and ``refs``, or ``HEAD`` and ``commondir`` (git's ``is_git_directory``; the
+    filesystem tools refuse the write that completes either)."""
+    return any(names.issuperset(marks) for marks in (_BARE_MARKS, _SPLIT_MARKS))
+
+
 def venv_files(real_root: str, venv: str) -> list[str]:
     """The files of a virtual environment that run without asking (root-relative): its
     ``pyvenv.cfg``, activate scripts and the ``.pth`` files of its site-packages, those that
@@ -100,9 +122,19 @@ def created_surfaces(before: Scan, after: Scan) -> list[str]:
     """The surfaces (root-relative) ``after`` holds that ``before`` did not: named entries,
     and new ``.pth`` files in a virtual environment that existed before. A virtual environment
     created anew is not one of them: nothing on the host has run it yet (it is reported)."""
-    old = {*before.surfaces, *before.venv_files}
+    old = {*before.surfaces, *before.venv_files, *before.repositories}
     kept = [path for path in after.venv_files if _venv_of(path, before.venvs)]
     new = [*after.surfaces, *(path for path in kept if path.endswith(".pth"))]
+    walked = {folder for folder, _ in before.stamps}
+    top = before.stamps[0][0] if before.stamps else ""  # the walk stamps its root first
+    for repository in after.repositories:
+        if repository not in old:
+            # A folder that was there before holds the person's files: taking its HEAD away
+            # is enough for git to see no repository in it.
+            existed = os.path.join(top, repository) in walked
+            new.append(f"{repository}/HEAD" if existed else repository)
+    if after.root_repository and not before.root_repository:
+        new.append("HEAD")  # the root holds the person's files: only its HEAD goes
     created = sorted(path for path in dict.fromkeys(new) if path not in old)
     # The outermost only: removing a created folder removes what it holds.
     return [p for p in created if not any(p.startswith(q + "/") for q in created if q != p)]
@@ -126,6 +158,9 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
     folders: dict[str, None] = {}
     venvs: list[str] = []
     files: list[str] = []
+    repositories: list[str] = []
+    root_repository = False
+    commons: list[str] = []
     stamps: list[tuple[str, int]] = []
     started = time.time_ns()
     pending = [real_root]
@@ -151,6 +186,14 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
             if relative:
                 continue  # its site-packages is large and its own: venv_files reads what runs
             skipped = _VENV_FOLDERS  # the root is one: walk the rest of it
+        if not relative and is_repository(names):
+            root_repository = True
+        if relative and is_repository(names):
+            repositories.append(relative)
+            common = _common_dir(real_root, folder)
+            if common is not None:
+                commons.append(common)
+            continue  # mounted whole, as a nested .git is
         for entry in entries:
             if entry.name in skipped:
                 continue
@@ -167,9 +210,25 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
         folders=tuple(folders),
         venvs=tuple(sorted(venvs)),
         venv_files=tuple(files),
+        repositories=tuple(sorted(repositories)),
+        root_repository=root_repository,
+        commons=tuple(sorted(set(commons))),
         stamps=tuple(stamps),
         racy=any(stamp >= started - _RACY_NS for _, stamp in stamps),
     )
+
+
+def _common_dir(real_root: str, folder: str) -> str | None:
+    """The folder (root-relative) a git directory's ``commondir`` names, when inside the root."""
+    try:
+        with open(os.path.join(folder, "commondir"), "rb") as file:
+            text = file.read(4096).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return None
+    target = os.path.realpath(os.path.join(folder, text)) if text else ""
+    if not target.startswith(real_root.rstrip("/") + "/"):
+        return None
+    return os.path.relpath(target, real_root)
 
 
 def _unchanged(stamps: tuple[tuple[str, int], ...]) -> bool:
