@@ -4,7 +4,6 @@ git config through, and the host's own git afterwards runs nothing planted."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,32 +14,17 @@ import pytest
 from invokit import ToolCall
 from invokit.cli._runtime import Options, build_executor, prepare
 from invokit.execution import ApprovalRequired, Completed, Failed, Interrupted
+from tests._hostgit import HOOK, host_git
 from tests.cli.conftest import Cli, trust_config
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-HOOK = '#!/bin/sh\ntouch "$(git rev-parse --show-toplevel)/pwned"\n'
 FSMONITOR = '[core]\n\tfsmonitor = "touch pwned; false"\n'
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(root.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
-    )
 
 
 @pytest.fixture
 def repo(root: Path) -> Path:
-    assert _git(root, "init", "-q").returncode == 0
+    assert host_git(root, "init", "-q").returncode == 0
     return root
 
 
@@ -83,8 +67,8 @@ async def test_a_session_grant_does_not_cover_an_execution_surface(
     assert not (repo / path).exists()
     if path.startswith("planted/"):
         (repo / ".git" / "commondir").unlink()
-    _git(repo, "status")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    host_git(repo, "status")
+    host_git(repo, "commit", "-q", "--allow-empty", "-m", "x")
     assert not (repo / "pwned").exists()
 
 
@@ -159,7 +143,7 @@ async def test_a_repository_split_over_commondir_cannot_be_assembled(repo: Path)
             (repo / order[0]).unlink()
     finally:
         await executor.aclose()
-    _git(repo / "src" / "lib", "status")
+    host_git(repo / "src" / "lib", "status")
     assert not (repo / "pwned").exists()
 
 
@@ -231,5 +215,5 @@ async def test_a_hooks_path_from_the_persons_global_config_is_a_surface(
         assert planted.result.error is not None and planted.result.error.kind == "denied"
     finally:
         await executor.aclose()
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    host_git(repo, "commit", "-q", "--allow-empty", "-m", "x")
     assert not (repo / "pwned").exists()

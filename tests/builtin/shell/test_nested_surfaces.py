@@ -18,6 +18,7 @@ from invokit.builtin.shell import _scan as scan_module
 from invokit.builtin.shell import find_bwrap, shell
 from invokit.exceptions import AccessDenied, ToolFailed
 from invokit.tools import Tool, ToolContext
+from tests._hostgit import HOOK, host_git
 
 pytestmark = [
     pytest.mark.anyio,
@@ -26,23 +27,7 @@ pytestmark = [
 ]
 
 ALLOW = ["git *", "cp *", "tee *", "touch *", "mkdir *", "mv *", "rm *", "ln *", "chmod *"]
-HOOK = '#!/bin/sh\ntouch "$(git rev-parse --show-toplevel)/pwned"\n'
 SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(folder.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=folder, env=env, capture_output=True, text=True, check=False
-    )
 
 
 @pytest.fixture
@@ -50,7 +35,7 @@ def root(tmp_path: Path) -> Path:
     """A root holding a repository two folders down (``deep/sub``) and a hook to plant."""
     root = tmp_path / "root"
     (root / "deep" / "sub").mkdir(parents=True)
-    assert _git(root / "deep" / "sub", "init", "-q").returncode == 0
+    assert host_git(root / "deep" / "sub", "init", "-q").returncode == 0
     (root / "evil.sh").write_text(HOOK)
     (root / "evil.sh").chmod(0o755)
     return root
@@ -88,8 +73,8 @@ async def test_a_nested_repository_is_read_only(root: Path, command: list[str], 
     assert "read-only in the sandbox" in (caught.value.data["note"] or "")
     assert (sub / ".git" / "config").read_text() == config
     assert not (sub / ".git" / "hooks" / "pre-commit").exists()
-    assert _git(sub, "status").returncode == 0
-    assert _git(sub, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
+    assert host_git(sub, "status").returncode == 0
+    assert host_git(sub, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
     assert not (sub / "pwned").exists()
 
 
@@ -107,7 +92,7 @@ async def test_a_repository_made_after_the_first_command_is_found(root: Path) ->
     tool = _tool(root)
     await _run(tool, "touch", "x")
     (root / "later").mkdir()
-    assert _git(root / "later", "init", "-q").returncode == 0
+    assert host_git(root / "later", "init", "-q").returncode == 0
     with pytest.raises(ToolFailed):
         await _run(tool, "cp", "evil.sh", "later/.git/hooks/pre-commit")
     assert not (root / "later" / ".git" / "hooks" / "pre-commit").exists()

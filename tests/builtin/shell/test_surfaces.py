@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from invokit.builtin.shell import find_bwrap, shell
 from invokit.exceptions import AccessDenied, ToolFailed
 from invokit.permissions import FileWrite
 from invokit.tools import Tool, ToolContext
+from tests._hostgit import HOOK, host_git
 
 pytestmark = [
     pytest.mark.anyio,
@@ -24,30 +24,14 @@ pytestmark = [
 ]
 
 ALLOW = ["git *", "cp *", "tee *", "touch *", "mkdir *", "mv *", "rm *", "ln *", "chmod *"]
-HOOK = '#!/bin/sh\ntouch "$(git rev-parse --show-toplevel)/pwned"\n'
 PLANT = '[core]\n\tfsmonitor = "touch pwned; false"\n'
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(root.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
-    )
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "root"
     root.mkdir()
-    assert _git(root, "init", "-q").returncode == 0
+    assert host_git(root, "init", "-q").returncode == 0
     (root / "a.txt").write_text("a\n")
     (root / "evil.sh").write_text(HOOK)
     (root / "evil.sh").chmod(0o755)
@@ -101,15 +85,15 @@ async def test_no_command_changes_the_git_directory(root: Path, command: list[st
     assert caught.value.kind == "nonzero_exit"
     assert "read-only in the sandbox" in (caught.value.data["note"] or "")
     assert _snapshot(root / ".git") == before
-    assert _git(root, "status").returncode == 0
-    assert _git(root, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
+    assert host_git(root, "status").returncode == 0
+    assert host_git(root, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
     assert not (root / "pwned").exists()
 
 
 async def test_git_still_reads_the_repository(root: Path) -> None:
     """git status and git log work in the sandbox: the git directory is read-only, not gone."""
-    assert _git(root, "add", "a.txt").returncode == 0
-    assert _git(root, "commit", "-q", "-m", "first").returncode == 0
+    assert host_git(root, "add", "a.txt").returncode == 0
+    assert host_git(root, "commit", "-q", "-m", "first").returncode == 0
     tool = _tool(root)
     status = await _run(tool, "git", "status", "--short")
     assert "evil.sh" in status.stdout
@@ -121,7 +105,9 @@ async def test_allowed_git_status_cannot_write_hooks(root: Path) -> None:
     """A command git runs for an allowed git status (core.fsmonitor) cannot write into
     .git/hooks either: nothing lands there for the host's next commit to run."""
     assert (
-        _git(root, "config", "core.fsmonitor", "cp evil.sh .git/hooks/pre-commit; false").returncode
+        host_git(
+            root, "config", "core.fsmonitor", "cp evil.sh .git/hooks/pre-commit; false"
+        ).returncode
         == 0
     )
     await _run(_tool(root), "git", "status")
@@ -134,7 +120,7 @@ async def test_redirect_targets_and_pointer_files_are_read_only(root: Path) -> N
     os.rename(root / ".git", root / "meta")
     (root / ".git").write_text("gitdir: meta\n")
     (root / "tools" / "hooks").mkdir(parents=True)
-    assert _git(root, "config", "core.hooksPath", "tools/hooks").returncode == 0
+    assert host_git(root, "config", "core.hooksPath", "tools/hooks").returncode == 0
     tool = _tool(root)
     for command in (
         ["cp", "evil.sh", "tools/hooks/pre-commit"],
@@ -146,7 +132,7 @@ async def test_redirect_targets_and_pointer_files_are_read_only(root: Path) -> N
             await _run(tool, *command)
     assert (root / ".git").read_text() == "gitdir: meta\n"
     assert not (root / "tools" / "hooks" / "pre-commit").exists()
-    assert _git(root, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
+    assert host_git(root, "commit", "-q", "--allow-empty", "-m", "x").returncode == 0
     assert not (root / "pwned").exists()
 
 
@@ -194,14 +180,14 @@ async def test_a_linked_surface_refuses_every_command(root: Path) -> None:
 async def test_submodule_and_worktree_pointers_are_read_only(root: Path) -> None:
     """The .git files of a submodule and of a linked worktree inside the root cannot be turned
     to a planted repository from the sandbox."""
-    assert _git(root, "add", "a.txt").returncode == 0
-    assert _git(root, "commit", "-q", "-m", "first").returncode == 0
-    assert _git(root, "worktree", "add", "-q", "wt").returncode == 0
+    assert host_git(root, "add", "a.txt").returncode == 0
+    assert host_git(root, "commit", "-q", "-m", "first").returncode == 0
+    assert host_git(root, "worktree", "add", "-q", "wt").returncode == 0
     library = root.parent / "library"
     library.mkdir()
-    assert _git(library, "init", "-q").returncode == 0
-    assert _git(library, "commit", "-q", "--allow-empty", "-m", "lib").returncode == 0
-    added = _git(
+    assert host_git(library, "init", "-q").returncode == 0
+    assert host_git(library, "commit", "-q", "--allow-empty", "-m", "lib").returncode == 0
+    added = host_git(
         root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib"
     )
     assert added.returncode == 0, added.stderr
