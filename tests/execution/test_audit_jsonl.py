@@ -187,7 +187,7 @@ def test_reader_skips_torn_last_line(tmp_path: Path) -> None:
 
 def test_plain_records_read_back_as_written(tmp_path: Path) -> None:
     """The fast serializer writes what the careful walk would: text, numbers, nesting."""
-    from invokit.execution._audit_buffer import encode_event, encode_record, jsonable
+    from invokit.execution._audit_encoding import encode_event, encode_record, jsonable
 
     completed = event(
         type_="completed",
@@ -216,7 +216,7 @@ def test_secrets_and_broken_text_take_the_careful_path(tmp_path: Path) -> None:
 def test_what_json_cannot_hold_takes_the_careful_path(tmp_path: Path) -> None:
     """Nested objects are written through their to_dict (which may mask secrets), sets sorted,
     NaN as NaN, keys as JSON names them, whichever path a record takes."""
-    from invokit.execution._audit_buffer import dumps_record
+    from invokit.execution._audit_encoding import dumps_record
 
     class ApiKey:
         def to_dict(self) -> dict[str, str]:

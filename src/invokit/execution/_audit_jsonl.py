@@ -8,14 +8,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import (
-    DURABLE_EVENTS,
-    BufferedSink,
-    encode_event,
-    encode_record,
-    jsonable,
-    unencodable,
-)
+from invokit.execution._audit_buffer import DURABLE_EVENTS, BufferedSink
+from invokit.execution._audit_encoding import encode_event, encode_record, jsonable, unencodable
 from invokit.execution._events import Event, text_field
 
 DEFAULT_FILE = "audit.jsonl"

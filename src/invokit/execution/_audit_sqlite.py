@@ -9,12 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from invokit._state import store_file
-from invokit.execution._audit_buffer import (
-    DURABLE_EVENTS,
-    BufferedSink,
-    dumps_record,
-    unencodable,
-)
+from invokit.execution._audit_buffer import DURABLE_EVENTS, BufferedSink
+from invokit.execution._audit_encoding import dumps_record, unencodable
 from invokit.execution._events import Event, text_field
 
 DEFAULT_FILE = "audit.sqlite3"

@@ -21,57 +21,35 @@ and the span of the resumed call, in this process or another, links to it.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invokit.exceptions import MissingExtra
-from invokit.execution._audit_buffer import BufferedSink, jsonable
+from invokit.execution._audit_buffer import BufferedSink
 from invokit.execution._events import Event, text_field
+from invokit.execution._otel_attributes import (
+    ToolDescriptions,
+    attributes_of,
+    json_text,
+    without_content,
+)
+from invokit.execution._otel_context import SINKS as _SINKS
+from invokit.execution._otel_context import asking_context as asking_context
+from invokit.execution._otel_context import current_span_of as current_span_of
+from invokit.execution._otel_context import outgoing_meta as outgoing_meta
+from invokit.execution._otel_context import start_resumed as start_resumed
 from invokit.execution._recording import Record, record_event
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span, Tracer, TracerProvider
 
     from invokit._calls import ToolCall, ToolResult
-    from invokit._spec import ToolSpec
     from invokit.registry import Registry
 
 _ENDS = frozenset({"completed", "failed", "interrupted"})
-_CONTENT = frozenset({"arguments", "edited_arguments"})
-"""Event data that holds the call's arguments (as sent, or as a person edited them): on a span
-only with ``capture_content``. (The permission requests stay: what the policy decided on.)"""
 _NS = 1_000_000_000
-_SINKS: weakref.WeakSet[OpenTelemetrySink] = weakref.WeakSet()
-"""Open sinks, so the MCP client and the approval path find the span of a call in flight."""
-
-
-def _attributes(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """OpenTelemetry attribute values: scalars, lists of text, else JSON text."""
-    out: dict[str, Any] = {}
-    for key, value in jsonable(dict(data)).items():
-        name = f"{prefix}.{key}"
-        scalar = isinstance(value, str | bool | int | float)
-        if scalar or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            out[name] = value
-        elif value is not None:
-            out[name] = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return out
-
-
-def _without_content(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``data`` without what the call was given (:data:`_CONTENT`)."""
-    if _CONTENT.isdisjoint(data):
-        return data
-    return {key: value for key, value in data.items() if key not in _CONTENT}
-
-
-def _json(value: Any) -> str:
-    return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
 
 
 class _Started:
@@ -107,7 +85,7 @@ class _Results:
         sink = self._sink()
         if sink is not None and not sink._closed:
             value = result.structured if result.structured is not None else result.text
-            sink._results[id(call)] = value if isinstance(value, str) else _json(value)
+            sink._results[id(call)] = value if isinstance(value, str) else json_text(value)
 
 
 class OpenTelemetrySink(BufferedSink):
@@ -150,7 +128,7 @@ class OpenTelemetrySink(BufferedSink):
         self._live_lock = threading.Lock()
         self._results: dict[int, str] = {}
         self._registry: Registry | None = None
-        self._descriptions: dict[str, tuple[ToolSpec, dict[str, Any]]] = {}
+        self._descriptions = ToolDescriptions()
         # Spans are tracing, not audit: a call's result never waits for their export.
         super().__init__(types=types, flush_interval=flush_interval, group_commit=False)
         _SINKS.add(self)
@@ -210,7 +188,7 @@ class OpenTelemetrySink(BufferedSink):
             attributes["gen_ai.conversation.id"] = session
             attributes["invokit.session_id"] = session
         if registry is not None:
-            attributes.update(self._described(registry, name))
+            attributes.update(self._descriptions.describe(registry, name))
         return attributes
 
     def _begin(
@@ -235,32 +213,6 @@ class OpenTelemetrySink(BufferedSink):
             links=links,
             start_time=int(when * _NS),
         )
-
-    def _described(self, registry: Registry, name: str) -> Mapping[str, Any]:
-        """``gen_ai.tool.description`` and ``gen_ai.tool.type`` of the tool ``name``:
-        ``extension`` for a tool of a remote (MCP) server, ``function`` for a local one
-        (kept per spec: a changed tool is described again)."""
-        from invokit.permissions.internal import remote_server
-
-        try:
-            found = registry.get(name)
-            spec = found.current_spec() if found is not None else None
-        except Exception:  # a tool that cannot say what it is: no description
-            return {}
-        if spec is None:
-            return {}
-        cached = self._descriptions.get(name)
-        if cached is not None and cached[0] is spec:
-            return cached[1]
-        out: dict[str, Any] = {
-            "gen_ai.tool.type": "extension" if remote_server(spec) is not None else "function"
-        }
-        if spec.description:
-            out["gen_ai.tool.description"] = spec.description
-        if len(self._descriptions) >= 4096:
-            self._descriptions.clear()
-        self._descriptions[name] = (spec, out)
-        return out
 
     def live_span(self, call: ToolCall) -> Span | None:
         """The span of ``call`` while it runs (started by this sink), else ``None``."""
@@ -349,8 +301,8 @@ class OpenTelemetrySink(BufferedSink):
             if self.capture_content and "arguments" in data:
                 self._arguments(span, data["arguments"])
         else:
-            shown = data if self.capture_content else _without_content(data)
-            span.add_event(f"invokit.{event.type}", _attributes("invokit", shown), timestamp=when)
+            shown = data if self.capture_content else without_content(data)
+            span.add_event(f"invokit.{event.type}", attributes_of("invokit", shown), timestamp=when)
         if event.type == "validated" and self.capture_content:
             self._arguments(span, data.get("arguments"))
         elif event.type == "approval_requested" and isinstance(data.get("id"), str):
@@ -363,7 +315,7 @@ class OpenTelemetrySink(BufferedSink):
         if arguments is not None:
             span.set_attribute(
                 "gen_ai.tool.call.arguments",
-                arguments if isinstance(arguments, str) else _json(arguments),
+                arguments if isinstance(arguments, str) else json_text(arguments),
             )
 
     def _decision(self, span: Span, event: Event, began: int, when: int) -> None:
@@ -452,74 +404,3 @@ def attach(registry: Registry, events: Iterable[object]) -> tuple[object, ...]:
         if isinstance(sink, OpenTelemetrySink):
             hooks.extend(sink.attach(registry))
     return tuple(hooks)
-
-
-def _tracing(sinks: Iterable[object]) -> list[OpenTelemetrySink]:
-    return [s for s in sinks if isinstance(s, OpenTelemetrySink) and not s._closed]
-
-
-def asking_context(sinks: Iterable[object], call: ToolCall) -> dict[str, str] | None:
-    """The W3C trace context (``traceparent``, ``tracestate``) of ``call``'s span, to keep
-    in its approval request; ``None`` when no sink traces it."""
-    for sink in _tracing(sinks):
-        span = sink.live_span(call)
-        if span is None:
-            continue
-        from opentelemetry.trace import set_span_in_context
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-        carrier: dict[str, str] = {}
-        TraceContextTextMapPropagator().inject(carrier, context=set_span_in_context(span))
-        return carrier or None
-    return None
-
-
-def start_resumed(
-    sinks: Iterable[object], call: ToolCall, when: float, asked: Mapping[str, str] | None
-) -> list[OpenTelemetrySink]:
-    """Start the resumed call's span in each tracing sink; the sinks that started one."""
-    started = _tracing(sinks)
-    for sink in started:
-        sink.start_resumed(call, when, asked)
-    return started
-
-
-def _live_span(call: ToolCall | None) -> Span | None:
-    if call is None or "opentelemetry.trace" not in sys.modules:
-        return None
-    for sink in list(_SINKS):
-        span = sink.live_span(call)
-        if span is not None:
-            return span
-    return None
-
-
-@contextlib.contextmanager
-def current_span_of(call: ToolCall | None) -> Iterator[None]:
-    """``call``'s span as the current span (when a sink traces it), so what the tool does
-    meanwhile (an MCP request, with the SDK's own client span) nests under it."""
-    span = _live_span(call)
-    if span is None:
-        yield
-        return
-    from opentelemetry import context, trace
-
-    token = context.attach(trace.set_span_in_context(span))
-    try:
-        yield
-    finally:
-        context.detach(token)
-
-
-def outgoing_meta(call: ToolCall | None) -> dict[str, str] | None:
-    """The trace context to send with a remote call (MCP ``_meta``): the span of ``call`` if
-    a sink traces it, else the caller's current span; ``None`` when OpenTelemetry is not in
-    use (never imported) or there is no span."""
-    if "opentelemetry.trace" not in sys.modules:
-        return None
-    from opentelemetry import propagate, trace
-
-    span = _live_span(call)
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier, context=trace.set_span_in_context(span) if span is not None else None)
-    return carrier or None

@@ -22,12 +22,8 @@ if TYPE_CHECKING:
         withdraw,
     )
     from invokit.execution._artifacts import reader_for
-    from invokit.execution._audit_buffer import (
-        DURABLE_EVENTS,
-        BufferedSink,
-        dumps_record,
-        unencodable,
-    )
+    from invokit.execution._audit_buffer import DURABLE_EVENTS, BufferedSink
+    from invokit.execution._audit_encoding import dumps_record, unencodable
     from invokit.execution._audit_jsonl import DEFAULT_FILE as AUDIT_FILE
     from invokit.execution._children import (
         CONTINUATION,
@@ -39,7 +35,7 @@ if TYPE_CHECKING:
     )
     from invokit.execution._events import text_field
     from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
-    from invokit.execution._otel import current_span_of, outgoing_meta
+    from invokit.execution._otel_context import current_span_of, outgoing_meta
     from invokit.execution._resolutions import channel_of, resolved_data
     from invokit.execution._standing import applicable, explain_with_standing
 
@@ -85,21 +81,21 @@ _WHERE = {
     "applicable": ("_standing", "applicable"),
     "apply_output_limit": ("_limits", "apply_output_limit"),
     "channel_of": ("_resolutions", "channel_of"),
-    "current_span_of": ("_otel", "current_span_of"),
+    "current_span_of": ("_otel_context", "current_span_of"),
     "denied_by": ("_approving", "denied_by"),
-    "dumps_record": ("_audit_buffer", "dumps_record"),
+    "dumps_record": ("_audit_encoding", "dumps_record"),
     "earlier": ("_approving", "earlier"),
     "emit_resolved": ("_approving", "emit_resolved"),
     "explain_with_standing": ("_standing", "explain_with_standing"),
     "not_permitted": ("_approving", "not_permitted"),
-    "outgoing_meta": ("_otel", "outgoing_meta"),
+    "outgoing_meta": ("_otel_context", "outgoing_meta"),
     "output_size": ("_limits", "output_size"),
     "parent_of": ("_children", "parent_of"),
     "reader_for": ("_artifacts", "reader_for"),
     "resolved_data": ("_resolutions", "resolved_data"),
     "state_id": ("_children", "state_id"),
     "text_field": ("_events", "text_field"),
-    "unencodable": ("_audit_buffer", "unencodable"),
+    "unencodable": ("_audit_encoding", "unencodable"),
     "waiting_child": ("_children", "waiting_child"),
     "withdraw": ("_approving", "withdraw"),
 }
