@@ -53,5 +53,5 @@ def test_the_decision_is_in_no_import_circle() -> None:
 
 def test_no_module_imports_one_that_imports_it_back() -> None:
     """No module of ``invokit.execution`` is part of an import circle: the parts are typed
-    against the door (``_doors.Pipeline``), never against the executor that imports them."""
+    against their doors (``_doors``), never against the executor that imports them."""
     assert _in_circles(_graph()) == set()

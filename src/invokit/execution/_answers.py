@@ -11,10 +11,10 @@ from invokit.exceptions import ApprovalError
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Answering
 
 
-async def withdraw(ex: Pipeline, request: ApprovalRequest, why: str) -> None:
+async def withdraw(ex: Answering, request: ApprovalRequest, why: str) -> None:
     """Record ``request`` as denied by the executor (best effort: a store that fails leaves it
     pending, where it expires unapproved); report it."""
     from invokit.approvals import ApprovalDecision
@@ -35,7 +35,7 @@ async def withdraw(ex: Pipeline, request: ApprovalRequest, why: str) -> None:
 
 
 def emit_resolved(
-    ex: Pipeline,
+    ex: Answering,
     call: ToolCall,
     request: ApprovalRequest,
     answer: ApprovalDecision | None,

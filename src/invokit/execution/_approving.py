@@ -5,8 +5,9 @@ re-exported).
 Nothing here decides whether a call may run: ``_decision.py`` does, and these functions act on
 its verdict (and, on a resume, on the answer a person gave).
 
-Each takes the door (``ex``, :class:`~invokit.execution._doors.Pipeline`), kept apart from the
-hot path: every one of them runs only for calls the policy asks about or that were interrupted.
+Each takes the approvals part's door (``ex``: :class:`~invokit.execution._doors.Asking`, or
+the narrower :class:`~invokit.execution._doors.Answering`), kept apart from the hot path: every
+one of them runs only for calls the policy asks about or that were interrupted.
 """
 
 from __future__ import annotations
@@ -38,33 +39,37 @@ from invokit.execution._resuming import not_permitted as not_permitted
 from invokit.execution._resuming import resume_other as resume_other
 from invokit.execution._snapshot import earlier as earlier
 from invokit.execution._standing import remember_scope
-from invokit.permissions import PermissionRequest, request_to_dict
+from invokit.permissions import request_to_dict
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRequest
-    from invokit.execution._doors import Pipeline
-    from invokit.permissions import Decision
+    from invokit.execution._decision import Verdict
+    from invokit.execution._doors import Answering, Asking
 
 
 async def ask(
-    ex: Pipeline,
+    ex: Asking,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
-    requests: tuple[PermissionRequest, ...],
-    decision: Decision,
+    verdict: Verdict,
     ctx: ToolContext,
     start: float,
 ) -> Outcome:
-    """Record an approval request; ask the inline approver if there is one (bounded by the
-    request's lifetime), else interrupt. A call asked about before under the same id (a
-    framework runs it again on resume) gets its earlier approval back (:func:`rejoin`)."""
+    """Record an approval request asking exactly the verdict's :class:`Question` (its reason,
+    rule, protected class and permission requests: the decision alone says what a person is
+    asked); ask the inline approver if there is one (bounded by the request's lifetime), else
+    interrupt. A call asked about before under the same id (a framework runs it again on
+    resume) gets its earlier approval back (:func:`rejoin`)."""
     from invokit.approvals import ApprovalRequest
 
+    question = verdict.question
+    assert question is not None  # every verdict that is acted on by asking carries one
     again = await rejoin(ex, prepared, call, args, ctx, start)
     if again is not None:
         return again
+    requests = question.requests
     now = time.time()
     request = ApprovalRequest(
         id=new_id("apr_", 16),
@@ -74,15 +79,15 @@ async def ask(
         arguments=args,
         arguments_hash=canonical_hash(args),
         requests=requests,
-        reason=decision.reason,
-        rule=decision.rule,
-        protected=decision.protected,
+        reason=question.reason,
+        rule=question.rule,
+        protected=question.protected,
         session_id=call.session_id,
         project=ex.project,
         created_at=now,
         expires_at=now + ex.limits.approval_ttl,
         trace=_asking_trace(ex, call),
-        deciders=ex._policy.deciders(decision.rule),
+        deciders=ex._policy.deciders(question.rule),
     )
     try:
         await ex.approvals.put(request)
@@ -99,9 +104,9 @@ async def ask(
                 "id": request.id,
                 "arguments": args,
                 "requests": [request_to_dict(r) for r in requests],
-                "reason": decision.reason,
-                "rule": decision.rule,
-                **({"protected": decision.protected} if decision.protected else {}),
+                "reason": question.reason,
+                "rule": question.rule,
+                **({"protected": question.protected} if question.protected else {}),
             },
         )
     if ex.approver is None:
@@ -123,7 +128,7 @@ async def _hold(request: ApprovalRequest) -> None:
 
 
 async def rejoin(
-    ex: Pipeline,
+    ex: Asking,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -162,7 +167,7 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
-async def ran_without(ex: Pipeline, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+async def ran_without(ex: Answering, call: ToolCall, used: ApprovalRequest | None = None) -> None:
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
     withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
@@ -180,7 +185,7 @@ async def ran_without(ex: Pipeline, call: ToolCall, used: ApprovalRequest | None
 
 
 async def use_approval(
-    ex: Pipeline, prepared: Prepared, call: ToolCall, request: ApprovalRequest
+    ex: Asking, prepared: Prepared, call: ToolCall, request: ApprovalRequest
 ) -> ApprovalRequest | None:
     """Use up an approval a person gave elsewhere for exactly this call (the verdict's
     ``approval``), report it and record its wider scope; ``None`` when it cannot be used
@@ -196,7 +201,7 @@ async def use_approval(
 
 
 async def ask_approver(
-    ex: Pipeline, request: ApprovalRequest, start: float
+    ex: Asking, request: ApprovalRequest, start: float
 ) -> ApprovalDecision | Failed:
     """The inline approver's answer. ``True``/``False`` stand for approve once / deny. An
     approver that fails, answers nonsense or does not answer within the request's lifetime
@@ -248,7 +253,7 @@ async def ask_approver(
     return answer
 
 
-def _asking_trace(ex: Pipeline, call: ToolCall) -> dict[str, str] | None:
+def _asking_trace(ex: Asking, call: ToolCall) -> dict[str, str] | None:
     """The trace context of the asking call's span, when a tracing sink traces it."""
-    otel = sys.modules.get("invokit.execution._otel")
+    otel = sys.modules.get("invokit.execution._otel_context")
     return None if otel is None else otel.asking_context(ex.sinks, call)

@@ -18,7 +18,7 @@ from invokit._calls import ToolCall
 from invokit._loops import running_asyncio
 
 if TYPE_CHECKING:
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Batching
     from invokit.execution._outcomes import Outcome
     from invokit.tools import Progress
 
@@ -43,7 +43,7 @@ def stretches(kinds: Sequence[str]) -> list[range]:
 
 
 async def run_batch(
-    executor: Pipeline,
+    executor: Batching,
     calls: Sequence[ToolCall],
     max_concurrency: int,
     on_outcome: Callable[[int, Outcome], None] | None = None,
@@ -109,7 +109,7 @@ async def run_batch(
     return done
 
 
-async def stream(ex: Pipeline, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
+async def stream(ex: Batching, call: ToolCall) -> AsyncIterator[Progress | Outcome]:
     """:meth:`Executor.stream`: progress events as the call runs, then its outcome (always
     the last item)."""
     import anyio

@@ -22,7 +22,7 @@ from invokit.execution._outcomes import ApprovalRequired, Interrupted, Outcome
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Continuing, InProject
 
 PARENT = "invokit.parent"
 """The metadata key of a child call: ``{"id": parent call id, "tool": parent tool name}``."""
@@ -54,7 +54,7 @@ def parent_of(call: ToolCall) -> Mapping[str, Any] | None:
     return parent if isinstance(parent, Mapping) else None
 
 
-async def waiting_child(ex: Pipeline, call: ToolCall) -> ApprovalRequest | None:
+async def waiting_child(ex: InProject, call: ToolCall) -> ApprovalRequest | None:
     """The newest approval still waiting for a call that ``call`` made (a compose script
     paused on it), in ``call``'s session and this executor's project; ``None`` when none is.
     A framework that runs a call again once a person said yes resumes this one instead: run
@@ -70,7 +70,7 @@ async def waiting_child(ex: Pipeline, call: ToolCall) -> ApprovalRequest | None:
 
 
 async def continue_parent(
-    ex: Pipeline, approval_id: str, request: ApprovalRequest, child: Outcome
+    ex: Continuing, approval_id: str, request: ApprovalRequest, child: Outcome
 ) -> Outcome:
     """After the child call of ``request`` was resumed: run its parent tool on from its stored
     state (taken once; a second taker gets ``ApprovalAlreadyUsed``) and return the parent's

@@ -24,7 +24,7 @@ from invokit.permissions import PermissionRequest
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Deciding, Standing
     from invokit.permissions import Decision
 
 
@@ -39,7 +39,7 @@ class Decided:
 
 
 async def verdict_of(
-    ex: Pipeline,
+    ex: Standing,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -60,7 +60,7 @@ async def verdict_of(
 
 
 async def decide_step(
-    ex: Pipeline,
+    ex: Deciding,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -87,7 +87,7 @@ async def decide_step(
 
 
 async def validate_and_decide(
-    ex: Pipeline,
+    ex: Deciding,
     prepared: Prepared,
     call: ToolCall,
     arguments: Mapping[str, Any],

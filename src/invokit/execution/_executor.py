@@ -13,23 +13,16 @@ from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
-from invokit.exceptions import (
-    ArgumentsError,
-)
+from invokit.exceptions import ArgumentsError
 from invokit.execution import _approving, _resuming, _standing
 from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
 from invokit.execution._children import PARENT, continue_parent
-from invokit.execution._doors import Pipeline
 from invokit.execution._events import EventSink
-from invokit.execution._guarding import guarded
+from invokit.execution._guarding import guarded, rewritten
 from invokit.execution._invoke import Deadlines
 from invokit.execution._limits import ArtifactStore, Limits
-from invokit.execution._outcomes import (
-    Failed,
-    Interrupt,
-    Outcome,
-)
+from invokit.execution._outcomes import Failed, Interrupt, Outcome
 from invokit.execution._prepared import Prepared, prepare
 from invokit.execution._records import (
     argument_issues,
@@ -39,8 +32,9 @@ from invokit.execution._records import (
     shown,
     validated_data,
 )
-from invokit.execution._resuming import answer_of, interrupt_id
-from invokit.execution._running import finish, run
+from invokit.execution._reporting import Reporter
+from invokit.execution._resuming import answer_of, hold, interrupt_id
+from invokit.execution._running import run
 from invokit.execution._state_location import check_state_location
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Progress, Tool, ToolContext
@@ -62,7 +56,7 @@ Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 ``False`` (deny)."""
 
 
-class Executor(Pipeline):
+class Executor(Reporter):
     """Runs tool calls through the guarded pipeline.
 
     Args:
@@ -302,9 +296,12 @@ class Executor(Pipeline):
             record(("validated", call, time(), validated_data, args))
         return args
 
+    # The parts, wired: each is typed against its door (``_doors``), which this class
+    # implements; a part hands a call on only through these.
     _guarded = guarded
+    _rewritten = rewritten
     _run = run
-    _finish = finish
+    _hold = hold
 
     async def resume(
         self,
@@ -424,9 +421,13 @@ class Executor(Pipeline):
         return record.request if record is not None and record.status == "pending" else None
 
     async def explain(self, call: ToolCall) -> Any:
-        """Which policy rule decides ``call`` and why (``Policy.explain`` after lookup,
-        validation and preflight); raises for an unknown tool or invalid arguments."""
-        return await _standing.explain_with_standing(self, call)
+        """Which rule decides ``call`` and why (``Policy.explain`` after lookup, validation and
+        preflight, with standing rules and host checkers), with the verdict ``check`` reads:
+        where the store's answer decides (a grant, a person's answer), ``answered`` says which.
+        Raises for an unknown tool or invalid arguments."""
+        from invokit.execution._checking import explain
+
+        return await explain(self, call)
 
     async def aclose(self) -> None:
         """Tear down every tool that was set up (listed or not), each within

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from invokit._calls import ToolCall
 from invokit.execution import _approving
-from invokit.execution._deciding import decide_step
+from invokit.execution._deciding import decide_step, validate_and_decide
 from invokit.execution._outcomes import Failed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Guarding
 
 
 async def guarded(
-    ex: Pipeline,
+    ex: Guarding,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -62,4 +62,47 @@ async def guarded(
             return await ex._run(prepared, call, args, ctx, start, approved=used, decision=decision)
     # Asked about: this call's own earlier question is joined again (``rejoin``), else
     # a person is asked.
-    return await _approving.ask(ex, prepared, call, args, decided.requests, decision, ctx, start)
+    return await _approving.ask(ex, prepared, call, args, verdict, ctx, start)
+
+
+async def rewritten(
+    ex: Guarding,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+    approved: ApprovalRequest | None,
+) -> Outcome:
+    """Arguments a ``before_call`` hook rewrote, validated and decided again, and the verdict
+    acted on: run (the hooks ran already), run under a standing answer or an approval given
+    elsewhere, or ask. ``approved``: the request a person approved for this call, which
+    covers the rewrite only when it names exactly these arguments."""
+    checked = await validate_and_decide(
+        ex, prepared, call, args, ctx, start, "The arguments a hook rewrote"
+    )
+    if isinstance(checked, Failed):
+        return checked
+    current, verdict = checked.args, checked.verdict
+    authority = None  # what the rewritten arguments run under, decided again here
+    asked = verdict.action != "allow" or verdict.by != "policy"
+    if asked and not (approved is not None and approved.arguments == current):
+        if verdict.by in ("always", "session"):
+            authority = verdict.authority
+        elif (
+            verdict.by != "approval"
+            or verdict.approval is None
+            or await _approving.use_approval(ex, prepared, call, verdict.approval) is None
+        ):
+            return await _approving.ask(ex, prepared, call, current, verdict, ctx, start)
+    return await ex._run(
+        prepared,
+        call,
+        current,
+        ctx,
+        start,
+        approved=approved,
+        decision=checked.decision,
+        rewritten=True,
+        authority=authority,
+    )

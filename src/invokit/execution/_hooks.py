@@ -9,16 +9,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from invokit._calls import ToolCall, ToolResult
 from invokit._spec import ToolSpec
-from invokit.execution import _approving
-from invokit.execution._deciding import validate_and_decide
-from invokit.execution._outcomes import Completed, Failed, Outcome
+from invokit.execution._outcomes import Completed, Outcome
 from invokit.execution._prepared import Prepared
 from invokit.execution._records import completed_data
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Hooking
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +68,7 @@ class Hook(Protocol):
 
 
 async def run_before_hooks(
-    ex: Pipeline,
+    ex: Hooking,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -103,40 +101,5 @@ async def run_before_hooks(
             current = copy.deepcopy(action.arguments)
     if current == args:
         return None
-    # Guards see what will really run: rewritten arguments are validated and decided again.
-    checked = await validate_and_decide(
-        ex, prepared, call, current, ctx, start, "The arguments a hook rewrote"
-    )
-    if isinstance(checked, Failed):
-        return checked
-    current, requests, decision, verdict = (
-        checked.args,
-        checked.requests,
-        checked.decision,
-        checked.verdict,
-    )
-    authority = None  # what the rewritten arguments run under, decided again here
-    asked = verdict.action != "allow" or verdict.by != "policy"
-    if asked and not (approved is not None and approved.arguments == current):
-        if verdict.by in ("always", "session"):
-            authority = verdict.authority
-        elif (
-            verdict.by != "approval"
-            or verdict.approval is None
-            or await _approving.use_approval(ex, prepared, call, verdict.approval) is None
-        ):
-            return await _approving.ask(ex, prepared, call, current, requests, decision, ctx, start)
-    return await ex._run(
-        prepared,
-        call,
-        current,
-        ctx,
-        start,
-        approved=approved,
-        decision=decision,
-        rewritten=True,
-        authority=authority,
-    )
-
-
-# -- approvals --------------------------------------------------------------------
+    # Guards see what will really run: rewritten arguments go back to the decision.
+    return await ex._rewritten(prepared, call, current, ctx, start, approved)

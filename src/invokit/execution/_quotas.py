@@ -18,7 +18,7 @@ from invokit.execution._outcomes import Failed
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Counting
     from invokit.execution._prepared import Prepared
     from invokit.permissions import PermissionRequest, Quota
     from invokit.permissions.internal import Rule
@@ -36,7 +36,7 @@ def quota_key(quota: Quota, call: ToolCall, tool: str, project: str | None) -> s
 
 
 async def check_quotas(
-    ex: Pipeline, prepared: Prepared, call: ToolCall, args: Mapping[str, Any], start: float
+    ex: Counting, prepared: Prepared, call: ToolCall, args: Mapping[str, Any], start: float
 ) -> Failed | None:
     """Count ``call`` against each of its tool's quotas (a rule's quota only when its rule
     matches the call); the first one exceeded refuses it (``quota_exceeded``, saying when the

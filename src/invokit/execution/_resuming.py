@@ -39,13 +39,13 @@ from invokit.tools.internal import ProgressCallback
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest, ApprovalScope
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Answering, Asking, Holding
     from invokit.execution._outcomes import Interrupt
     from invokit.permissions import Person
 
 
 async def decide_request(
-    ex: Pipeline,
+    ex: Asking,
     approval_id: str,
     answer: ApprovalDecision | None,
     *,
@@ -77,7 +77,7 @@ async def decide_request(
 
 
 async def _decide_request(
-    ex: Pipeline,
+    ex: Asking,
     record: ApprovalRecord,
     answer: ApprovalDecision | None,
     ctx: ToolContext | None,
@@ -185,7 +185,7 @@ async def _decide_request(
 
 
 async def apply_answer(
-    ex: Pipeline,
+    ex: Answering,
     record: ApprovalRecord,
     answer: ApprovalDecision,
     start: float,
@@ -239,7 +239,7 @@ async def apply_answer(
 
 
 async def resume_other(
-    ex: Pipeline,
+    ex: Asking,
     interrupt_id: str,
     credentials: Mapping[str, Any] | None,
     result: Any,
@@ -274,7 +274,7 @@ async def resume_other(
     return await ex._guarded(prepared, call, interrupt.arguments, ctx, start, approved=None)
 
 
-async def hold(ex: Pipeline, outcome: Interrupted) -> Outcome:
+async def hold(ex: Holding, outcome: Interrupted) -> Outcome:
     """Record an authorization or external-call interrupt in the store before it is handed
     out, so it can be resumed once, in this process or another, with what invokit recorded."""
     interrupt = outcome.interrupt
@@ -294,10 +294,10 @@ async def hold(ex: Pipeline, outcome: Interrupted) -> Outcome:
     return outcome
 
 
-def _start_resumed(ex: Pipeline, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
+def _start_resumed(ex: Asking, call: ToolCall, request: ApprovalRequest | None) -> list[Any]:
     """Start the resumed call's span in each tracing sink, linked to the asking span (the
     request's, for an approval)."""
-    otel = sys.modules.get("invokit.execution._otel")
+    otel = sys.modules.get("invokit.execution._otel_context")
     if otel is None or not ex.sinks:
         return []
     asked = request.trace if request is not None else None

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from invokit._calls import TextPart, ToolCall, ToolResult
 from invokit._ids import new_id
 from invokit.exceptions import AuthRequired, ChildInterrupted
-from invokit.execution._approving import hold
 from invokit.execution._children import CONTINUATION
 from invokit.execution._hooks import run_before_hooks
 from invokit.execution._invoke import run_in_scope
@@ -31,12 +30,12 @@ from invokit.tools import ToolContext
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
     from invokit.execution._authority import Authority
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Running
     from invokit.permissions import Decision
 
 
 async def run(
-    ex: Pipeline,
+    ex: Running,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -100,7 +99,7 @@ async def run(
         if isinstance(absorbed, Interrupted):
             if isinstance(exc, ChildInterrupted):
                 return absorbed  # the child's approval is in the store already
-            return await hold(ex, absorbed)  # the tool needs credentials
+            return await ex._hold(absorbed)  # the tool needs credentials
         result = absorbed
         _set_duration(result, perf_counter() - start)
     fresh = True
@@ -110,7 +109,7 @@ async def run(
 
 
 async def before_invoke(
-    ex: Pipeline,
+    ex: Running,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -135,7 +134,7 @@ async def before_invoke(
             return refused
     if prepared.tool.external:  # the host runs it: hand the call out
         interrupt = ExternalCall(id=new_id("ext_", 12), call=call, arguments=args)
-        return await hold(ex, ex._interrupted(interrupt))
+        return await ex._hold(ex._interrupted(interrupt))
     return ctx
 
 
@@ -146,7 +145,7 @@ def continuing(call: ToolCall) -> bool:
     return continuation is not None and continuation.call_id == call.id
 
 
-async def after_hooks(ex: Pipeline, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:
+async def after_hooks(ex: Running, call: ToolCall, result: ToolResult) -> tuple[ToolResult, bool]:
     """The ``after_call`` hooks, in order; each may replace the result. Returns the result and
     whether it is still the one built in this call (``fresh``)."""
     fresh = True
@@ -163,7 +162,7 @@ async def after_hooks(ex: Pipeline, call: ToolCall, result: ToolResult) -> tuple
 
 
 def finish(
-    ex: Pipeline,
+    ex: Running,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -219,7 +218,7 @@ _set_duration = ToolResult.__dict__["duration"].__set__
 
 
 def absorb(
-    ex: Pipeline,
+    ex: Running,
     call: ToolCall,
     args: dict[str, Any],
     ctx: ToolContext | None,

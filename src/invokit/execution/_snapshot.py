@@ -28,7 +28,7 @@ from invokit.tools.internal import BoundCheck
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRecord, SessionGrant, StandingRule
     from invokit.execution._authority import Authority
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import InProject, Standing
     from invokit.permissions import ToolPolicy
 
 _ASKING: dict[str, ToolSpec] = {}
@@ -37,7 +37,7 @@ tool's own check wants approved (asked, unless a deny or a standing rule decides
 
 
 async def read_call(
-    ex: Pipeline, prepared: Prepared, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+    ex: Standing, prepared: Prepared, call: ToolCall, args: dict[str, Any], ctx: ToolContext
 ) -> Snapshot | ToolError:
     """The tool's permission requests, its own approval check (only when the policy allows)
     and the host checkers' answers; the refusal of a preflight or approval check that refused
@@ -74,7 +74,7 @@ async def read_call(
 
 
 async def read_store(
-    ex: Pipeline,
+    ex: Standing,
     prepared: Prepared,
     call: ToolCall,
     args: dict[str, Any],
@@ -121,7 +121,7 @@ async def read_store(
     )
 
 
-async def earlier(ex: Pipeline, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+async def earlier(ex: InProject, call_id: str, session_id: str | None) -> ApprovalRecord | None:
     """The newest approval this executor's project recorded for the call ``call_id`` of
     ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
     there is none or the store cannot say."""
@@ -133,7 +133,7 @@ async def earlier(ex: Pipeline, call_id: str, session_id: str | None) -> Approva
         return None
 
 
-def _grant_authority(ex: Pipeline, grant: SessionGrant) -> Authority:
+def _grant_authority(ex: Standing, grant: SessionGrant) -> Authority:
     """The authority of a session grant as the store recorded it: who gave it, when and by
     answering which approval, whichever replica (or earlier process) recorded it."""
     known = ex._grants.get(
@@ -158,7 +158,7 @@ def _check_of(tool: Tool) -> BoundCheck | None:
     return tool.approval_check
 
 
-def _asking(ex: Pipeline, spec: ToolSpec) -> ToolPolicy:
+def _asking(ex: Standing, spec: ToolSpec) -> ToolPolicy:
     """The policy in force compiled for ``spec`` marked ``needs_approval``."""
     fingerprint = spec.fingerprint
     asking = _ASKING.get(fingerprint)

@@ -44,7 +44,7 @@ from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest, StandingRule
-    from invokit.execution._doors import Pipeline
+    from invokit.execution._doors import Checking, InProject, Standing
     from invokit.permissions import Explanation, Policy, ToolPolicy
 
 
@@ -56,7 +56,7 @@ def default_project(policy: Policy) -> str:
     return posixpath.normpath(Path(os.path.abspath(os.getcwd())).as_posix())
 
 
-async def refresh_standing_rules(ex: Pipeline) -> bool:
+async def refresh_standing_rules(ex: Standing) -> bool:
     """Load this project's "approve always" rules from the store (maybe recorded or revoked by
     another process); True when they changed."""
     rules = tuple(await ex.approvals.always_rules(project=ex.project))
@@ -75,7 +75,7 @@ def applicable(rules: tuple[StandingRule, ...], spec: ToolSpec) -> tuple[Standin
     return tuple(r for r in rules if not r.legacy and (r.server, r.fingerprint) == binding)
 
 
-def standing_policy(ex: Pipeline, prepared: Prepared) -> ToolPolicy:
+def standing_policy(ex: Standing, prepared: Prepared) -> ToolPolicy:
     """The executor's policy with the standing target rules that apply to this tool, compiled
     once per set of rules (kept on ``prepared``). Pinned rules are not patterns: they are left
     out here and matched exactly by :func:`pinned_match`."""
@@ -101,7 +101,7 @@ def standing_policy(ex: Pipeline, prepared: Prepared) -> ToolPolicy:
     return compiled
 
 
-def pinned_match(ex: Pipeline, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
+def pinned_match(ex: Standing, spec: ToolSpec, args: dict[str, Any]) -> StandingRule | None:
     """The pinned standing rule of this project and tool version that names exactly these
     arguments, if one was recorded."""
     from invokit.approvals.internal import is_pinned, pinned_rule
@@ -122,7 +122,7 @@ def _readable(policy: Policy, rule: StandingRule) -> bool:
 
 
 async def remember_scope(
-    ex: Pipeline, prepared: Prepared, request: ApprovalRequest, scope: str
+    ex: Standing, prepared: Prepared, request: ApprovalRequest, scope: str
 ) -> None:
     """Record what a wider approval covers: the tool version for the session, or standing
     rules for exactly what was approved ("always"). A failure to record leaves the approval
@@ -138,7 +138,7 @@ async def remember_scope(
 
 
 async def record_scope(
-    ex: Pipeline, prepared: Prepared, request: ApprovalRequest, scope: str
+    ex: Standing, prepared: Prepared, request: ApprovalRequest, scope: str
 ) -> None:
     """Record a ``session`` grant or the ``always`` rules of an approved request, in this
     executor's project (and, for a remote tool, bound to its server and pinned version).
@@ -190,11 +190,11 @@ async def record_scope(
         await refresh_standing_rules(ex)
 
 
-async def _decided_by(ex: Pipeline, approval_id: str) -> str | None:
+async def _decided_by(ex: InProject, approval_id: str) -> str | None:
     return (await _decided(ex, approval_id))[0]
 
 
-async def _decided(ex: Pipeline, approval_id: str) -> tuple[str | None, float | None]:
+async def _decided(ex: InProject, approval_id: str) -> tuple[str | None, float | None]:
     """Who decided the approval, and when (``None`` for what the store does not know)."""
     try:
         record = await ex.approvals.get(approval_id)
@@ -214,7 +214,7 @@ def standing_rules_for(spec: ToolSpec, request: ApprovalRequest) -> list[str] | 
 
 
 async def explain_standing(
-    ex: Pipeline, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
+    ex: Standing, prepared: Prepared, args: dict[str, Any], requests: tuple[PermissionRequest, ...]
 ) -> Explanation:
     """The policy's explanation with this project's standing rules: target rules as patterns,
     and a pinned rule that names exactly these arguments as the decisive "allow always" of a
@@ -240,7 +240,7 @@ async def explain_standing(
     return replace(explanation, decision=decision, matches=(match, *others), default_used=False)
 
 
-async def explain_with_standing(ex: Pipeline, call: ToolCall) -> Explanation:
+async def explain_with_standing(ex: Checking, call: ToolCall) -> Explanation:
     """:meth:`Executor.explain`, with this project's standing rules for the tool in the
     explanation and the host checkers' stricter answers; raises for an unknown tool or invalid arguments."""
     prepared = ex._lookup(call.name)

@@ -77,11 +77,18 @@ class Explanation:
     """Whether the default decided (for at least the decisive subject)."""
     remote: str | None = None
     """The MCP server this tool belongs to; its hints count only where they restrict."""
+    answered: str | None = None
+    """What the approval store held that decides instead of a rule (``Executor.explain``): a
+    person's "no" to this very call, a session grant, an approval given elsewhere, or this
+    call's own earlier question (approved, or still waiting); ``None`` when the rules decide."""
 
     def render(self) -> str:
         """A few lines for a terminal: the decision first, then each matching rule once."""
         decision = self.decision
-        decided_by = f"rule {decision.rule!r}" if decision.rule else "the default"
+        if self.answered is not None:
+            decided_by = self.answered
+        else:
+            decided_by = f"rule {decision.rule!r}" if decision.rule else "the default"
         head = f"{self.tool}: {decision.verdict}, decided by {decided_by}"
         if decision.reason and not (decision.rule and decision.rule in decision.reason):
             head += f" ({decision.reason})"  # only what the rule's name does not say already
