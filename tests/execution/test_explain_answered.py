@@ -38,6 +38,7 @@ async def test_explain_names_the_session_grant_that_lets_a_call_run() -> None:
     assert explained.decision.verdict == "allow"
     assert explained.answered is not None and "session grant given by alice" in explained.answered
     assert "session grant" in explained.render().splitlines()[0]
+    assert not any(match.decisive for match in explained.matches)  # the rule asked
     assert isinstance(await executor.execute(_call()), Completed)
 
 

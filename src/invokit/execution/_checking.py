@@ -117,7 +117,12 @@ async def explain(ex: Checking, call: ToolCall) -> Explanation:
         standing=verdict.by in ("always", "session") or shown.standing,
         protected=verdict.decision.protected,
     )
-    return replace(explanation, decision=decision, default_used=False, answered=answered)
+    matches = explanation.matches
+    if answered is not None:  # the rules matched, but the store's answer decides
+        matches = tuple(replace(match, decisive=False) for match in matches)
+    return replace(
+        explanation, decision=decision, matches=matches, default_used=False, answered=answered
+    )
 
 
 def _answered(verdict: Verdict) -> str | None:
