@@ -118,3 +118,19 @@ def test_a_part_is_handed_a_door_never_the_executor(path: Path) -> None:
             if arg.arg in ("ex", "executor") and path.stem != "_doors":
                 assert isinstance(arg.annotation, ast.Name), (path.stem, node.name)
                 assert arg.annotation.id in DOORS, (path.stem, node.name, arg.annotation.id)
+
+
+def test_a_person_is_asked_only_what_the_verdict_says() -> None:
+    """``_approving.ask`` is handed the verdict and builds the request from its question,
+    never from the rules' decision (one place decides what a person is asked)."""
+    tree = ast.parse((PACKAGE / "_approving.py").read_text())
+    ask = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AsyncFunctionDef) and node.name == "ask"
+    )
+    assert [arg.arg for arg in ask.args.args][4] == "verdict"
+    names = {node.id for node in ast.walk(ask) if isinstance(node, ast.Name)}
+    assert "question" in names
+    assert "decision" not in names
+    assert "requests" not in [arg.arg for arg in ask.args.args]
