@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 from invokit.permissions.internal import fold, surface_parts
 
-__all__ = ["FoundSurface", "person_configs", "root_surfaces"]
+__all__ = ["MAX_READ", "FoundSurface", "person_configs", "root_surfaces"]
 
 _GIT_RUNS = "git runs its hooks and obeys its config on every git command in this repository"
 _HOOKS_RUNS = "git runs the hooks in it (core.hooksPath) on commit, checkout, merge and push"
-_MAX_READ = 64 * 1024
+MAX_READ = 64 * 1024
+"""The most bytes of one git file that are read."""
 _GITDIR_ENTRIES = (
     "hooks",
     "config",
@@ -190,7 +191,7 @@ def _read(path: str, seen: list[str]) -> str | None:
     seen.append(path)
     try:
         with open(path, "rb") as file:
-            return file.read(_MAX_READ).decode("utf-8", "replace")
+            return file.read(MAX_READ).decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
 

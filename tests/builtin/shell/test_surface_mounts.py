@@ -22,7 +22,8 @@ from invokit.exceptions import AccessDenied
 from invokit.tools import Tool, ToolContext
 from tests._hostgit import host_git
 
-ALLOW = ["git *", "mkdir *", "touch *", "python3 *"]
+ALLOW = ["git *", "mkdir *", "touch *"]
+SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 class _Frozen(SurfaceCache):
@@ -127,3 +128,31 @@ async def test_a_surface_created_while_every_cache_is_used_is_removed(
     assert output.refused_surfaces == [created]
     assert not (root / created).exists() and not (root / created).is_symlink()
     assert (await _run(tool, "touch", "deep/y")).refused_surfaces == []
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap cannot run here")
+@pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason="no system python3")
+async def test_a_surface_hidden_behind_a_restored_mtime_is_still_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that creates ``deep/.vscode`` and then sets ``deep``'s mtime back (utime)
+    leaves the walk's mtimes as they were; the change time, which no command can set, still
+    shows it: the surface is removed and the next command mounts nothing stale."""
+    monkeypatch.setattr(_scan, "_RACY_NS", 0)
+    root = (tmp_path / "root").resolve()
+    (root / "deep").mkdir(parents=True)
+    old = time.time() - 3600
+    for folder in (root, root / "deep"):
+        os.utime(folder, (old, old))
+    tool = shell(allow=[f"{SYSTEM_PYTHON} *", "touch *"], root=root, sandbox="required")
+    found = tool.get("shell")
+    assert found is not None
+    assert (await _run(found, "touch", "x")).refused_surfaces == []  # the walk is cached
+    hide = (
+        "import os; s = os.stat('deep'); os.mkdir('deep/.vscode'); "
+        "os.utime('deep', ns=(s.st_atime_ns, s.st_mtime_ns))"
+    )
+    output = await _run(found, SYSTEM_PYTHON, "-c", hide)
+    assert output.refused_surfaces == ["deep/.vscode"]
+    assert not (root / "deep" / ".vscode").exists()

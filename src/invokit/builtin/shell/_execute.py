@@ -199,8 +199,9 @@ def _refuse_created(
     if not settings.writable or scanned is None:
         return [], []
     root = str(settings.root)
-    # The walk before was not "racy", so anything the command changed has a new mtime: the
-    # cache is walked again exactly where it must be.
+    # Anything the command added, removed or renamed changed a folder's times (or, in a
+    # folder changed too recently to go by them, its entries): the walk is done again
+    # exactly when it must be, and skipped when no folder changed.
     after = scan(root, bounded=False)
     top = sorted(_surface_names(settings.root) - before)
     refused: list[str] = []
