@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from invokit.builtin import _surface_cache
@@ -156,3 +157,23 @@ async def test_a_surface_hidden_behind_a_restored_mtime_is_still_removed(
     output = await _run(found, SYSTEM_PYTHON, "-c", hide)
     assert output.refused_surfaces == ["deep/.vscode"]
     assert not (root / "deep" / ".vscode").exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap cannot run here")
+@pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason="no system python3")
+async def test_a_surface_made_by_a_cancelled_command_is_removed(tmp_path: Path) -> None:
+    """A call cancelled while its command runs (the command has made ``.vscode`` and waits)
+    still has the sandbox killed and the surface removed before the cancellation goes on."""
+    root = (tmp_path / "root").resolve()
+    root.mkdir()
+    found = shell(allow=[f"{SYSTEM_PYTHON} *"], root=root, sandbox="required").get("shell")
+    assert found is not None
+    made = "import os, time; os.mkdir('.vscode'); time.sleep(120)"
+    async with anyio.create_task_group() as group:
+        group.start_soon(_run, found, SYSTEM_PYTHON, "-c", made)
+        with anyio.fail_after(60):
+            while not (root / ".vscode").exists():  # noqa: ASYNC110 - no notification
+                await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert not (root / ".vscode").exists()

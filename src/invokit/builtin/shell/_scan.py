@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from invokit.exceptions import AccessDenied
 from invokit.permissions.internal import surface_parts
 
-__all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "is_repository", "scan", "venv_files"]
+__all__ = [
+    "MAX_FOLDERS",
+    "Scan",
+    "cached_scan",
+    "created_surfaces",
+    "is_repository",
+    "scan",
+    "venv_files",
+]
 
 MAX_FOLDERS = 20_000
 """The most folders a root may hold for the shell sandbox to find every surface in it."""
@@ -90,25 +98,37 @@ def scan(real_root: str, *, fresh: bool = False, bounded: bool = True) -> Scan:
     Raises:
         AccessDenied: the root holds more than :data:`MAX_FOLDERS` folders.
     """
-    with _LOCK:
-        cached = _CACHE.get(real_root)
-    looked = time.time_ns()
-    if not fresh and cached is not None and _unchanged(cached):
-        if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
-            raise _too_many(real_root)
-        # Entries seen the same this long after their times: any later change shows in them.
-        stamps = dict(cached.stamps)
-        listings = tuple(item for item in cached.listings if _recent(stamps[item[0]], looked))
-        if listings == cached.listings:
-            return cached
-        cached = dataclasses.replace(cached, listings=listings)
-        with _LOCK:
-            _CACHE[real_root] = cached
+    cached = None if fresh else cached_scan(real_root, bounded=bounded)
+    if cached is not None:
         return cached
     walked = _walk(real_root, bounded=bounded)
     with _LOCK:
         _CACHE[real_root] = walked
     return walked
+
+
+def cached_scan(real_root: str, *, bounded: bool = True) -> Scan | None:
+    """The last walk of ``real_root`` when no folder it saw has changed, else ``None``.
+
+    Raises:
+        AccessDenied: ``bounded`` and the root holds more than :data:`MAX_FOLDERS` folders.
+    """
+    with _LOCK:
+        cached = _CACHE.get(real_root)
+    looked = time.time_ns()
+    if cached is None or not _unchanged(cached):
+        return None
+    if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
+        raise _too_many(real_root)
+    # Entries seen the same this long after their times: any later change shows in them.
+    stamps = dict(cached.stamps)
+    listings = tuple(item for item in cached.listings if _recent(stamps[item[0]], looked))
+    if listings == cached.listings:
+        return cached
+    cached = dataclasses.replace(cached, listings=listings)
+    with _LOCK:
+        _CACHE[real_root] = cached
+    return cached
 
 
 def is_repository(names: set[str]) -> bool:
