@@ -11,8 +11,9 @@ whenever an entry is added, removed or renamed in it, so the next call only ``st
 folders it saw and walks again only when one changed. A folder's change time is compared too
 (a command can set an mtime back with ``utime``, never a ctime), and a folder changed so
 shortly before the walk that a change right after it might keep the same coarse times (git's
-"racy" case) is compared by its entries as well, until a look comes long after. Above :data:`MAX_FOLDERS` folders the walk
-stops and every command is refused (a surface past the cap could not be kept read-only).
+"racy" case) is compared by its entries as well, until a look comes long after. Above
+:data:`MAX_FOLDERS` folders the walk stops and every command is refused (a surface past the cap
+could not be kept read-only).
 """
 
 from __future__ import annotations
