@@ -177,3 +177,22 @@ async def test_a_surface_made_by_a_cancelled_command_is_removed(tmp_path: Path) 
                 await anyio.sleep(0.01)
         group.cancel_scope.cancel()
     assert not (root / ".vscode").exists()
+
+
+def test_a_commondir_edited_in_place_is_read_again(tmp_path: Path) -> None:
+    """A split repository's ``commondir`` rewritten in place changes no folder's times; the
+    walk's cache still sees where it leads now (that folder is mounted whole)."""
+    root = tmp_path.resolve()
+    split = root / "deep" / "split"
+    split.mkdir(parents=True)
+    (split / "HEAD").write_text("ref: refs/heads/main\n")
+    (split / "commondir").write_text("../first\n")
+    for name in ("first", "second"):
+        (root / "deep" / name).mkdir()
+    old = time.time() - 3600
+    for folder in (root, root / "deep", split, root / "deep" / "first", root / "deep" / "second"):
+        os.utime(folder, (old, old))
+    assert _scan.scan(str(root)).commons == ("deep/first",)
+    with (split / "commondir").open("r+") as file:  # in place: no folder changes
+        file.write("../second\n")
+    assert _scan.scan(str(root)).commons == ("deep/second",)

@@ -80,6 +80,9 @@ class Scan:
     listings: tuple[tuple[str, Listing], ...] = ()
     """Each folder of ``stamps`` changed so shortly before the walk that a change right after
     it might keep the same (coarse) times, and its entries then."""
+    pointers: tuple[tuple[str, str | None], ...] = ()
+    """Each repository folder (absolute) and where its ``commondir`` led (see ``commons``):
+    an edit in place changes no folder's times, so it is read again at each look."""
 
 
 Stamp = tuple[int, int, int]
@@ -117,7 +120,7 @@ def cached_scan(real_root: str, *, bounded: bool = True) -> Scan | None:
     with _LOCK:
         cached = _CACHE.get(real_root)
     looked = time.time_ns()
-    if cached is None or not _unchanged(cached):
+    if cached is None or not _unchanged(real_root, cached):
         return None
     if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
         raise _too_many(real_root)
@@ -200,6 +203,7 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
     repositories: list[str] = []
     root_repository = False
     commons: list[str] = []
+    pointers: list[tuple[str, str | None]] = []
     stamps: list[tuple[str, Stamp]] = []
     listings: list[tuple[str, Listing]] = []
     started = time.time_ns()
@@ -236,6 +240,7 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
         if relative and is_repository(names):
             repositories.append(relative)
             common = _common_dir(real_root, folder)
+            pointers.append((folder, common))
             if common is not None:
                 commons.append(common)
             continue  # mounted whole, as a nested .git is
@@ -260,6 +265,7 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
         commons=tuple(sorted(set(commons))),
         stamps=tuple(stamps),
         listings=tuple(listings),
+        pointers=tuple(pointers),
     )
 
 
@@ -276,15 +282,17 @@ def _common_dir(real_root: str, folder: str) -> str | None:
     return os.path.relpath(target, real_root)
 
 
-def _unchanged(cached: Scan) -> bool:
-    """Whether every folder walked has the same times, and those too recent to go by their
-    times alone the same entries."""
+def _unchanged(real_root: str, cached: Scan) -> bool:
+    """Whether every folder walked has the same times, every ``commondir`` leads to the same
+    place, and the folders too recent to go by their times alone hold the same entries."""
     for folder, stamp in cached.stamps:
         try:
             if _stamp(os.stat(folder)) != stamp:
                 return False
         except OSError:
             return False
+    if any(_common_dir(real_root, folder) != common for folder, common in cached.pointers):
+        return False
     for folder, listing in cached.listings:
         try:
             if _listing(list(os.scandir(folder))) != listing:
