@@ -208,7 +208,10 @@ async def _refuse_created(
     # Anything the command added, removed or renamed changed a folder's times (or, in a
     # folder changed too recently to go by them, its entries): the walk is done again
     # exactly when it must be, and skipped when no folder changed.
-    after = cached_scan(root, bounded=False) or await _walk_again(root)
+    after = cached_scan(root, bounded=False)
+    if after is scanned:
+        return [], []  # no folder changed since the walk before the command: nothing is new
+    after = after or await _walk_again(root)
     top = sorted(_surface_names(settings.root) - before)
     refused: list[str] = []
     for path in [*top, *created_surfaces(scanned, after)]:
