@@ -83,8 +83,9 @@ class SurfaceCache:
         racy = _racy(signature, started)
         again: list[str] = []
         found = root_surfaces(real_root, below, again)
+        kept = _watched(real_root, again) == paths and _same(racy)
         with self._lock:
-            if _watched(real_root, again) != paths or not _same(racy):
+            if not kept:
                 self._entries.pop(key, None)
             else:
                 self._entries[key] = _Entry(
