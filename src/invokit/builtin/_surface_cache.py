@@ -8,20 +8,25 @@ cache keeps each answer with the signature of everything it read: ``st_ino``,
 when it is a link), of each folder between it and the root (an entry added, removed, renamed
 or turned into a link changes its folder), or of its folder when it lies outside the root.
 Any difference reads again, so a change made between two checks of one command is always seen.
-A file changed so shortly before the read that a later change could keep the same (coarse)
-times is never trusted (git's "racy" case): the answer is then not kept.
+A file or folder changed so shortly before the read that a later change could keep the same
+(coarse) times (git's "racy" case) is not trusted on its times alone: its content (a file's
+first bytes as read, a folder's names) is kept too and compared at each look, until a look
+comes long enough after its times that any later change must show in them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import stat
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from invokit.builtin._surfaces import MAX_READ as _MAX_READ
 from invokit.builtin._surfaces import FoundSurface, person_configs, root_surfaces
 
 __all__ = ["SurfaceCache"]
@@ -30,6 +35,17 @@ _RACY_NS = 2_000_000_000  # as in shell._scan: file systems keep times in coarse
 _Stat = tuple[int, int, int, int] | None
 _Key = tuple[str, tuple[str, ...], tuple[str, ...]]
 _Signature = tuple[tuple[str, _Stat, _Stat], ...]
+_Content = bytes | tuple[str, ...] | None
+_Racy = tuple[tuple[str, int, _Content], ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Entry:
+    signature: _Signature
+    paths: tuple[str, ...]
+    racy: _Racy
+    """Each path whose times are too recent to trust alone: its newest time and content."""
+    found: tuple[FoundSurface, ...]
 
 
 class SurfaceCache:
@@ -37,9 +53,7 @@ class SurfaceCache:
 
     def __init__(self, size: int = 4) -> None:
         self._size = size
-        self._entries: OrderedDict[
-            _Key, tuple[_Signature, tuple[str, ...], tuple[FoundSurface, ...]]
-        ] = OrderedDict()
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
     def root_surfaces(self, real_root: str, below: Sequence[str] = ()) -> tuple[FoundSurface, ...]:
@@ -48,29 +62,35 @@ class SurfaceCache:
         with self._lock:
             entry = self._entries.get(key)
         if entry is not None:
-            signature, paths, found = entry
-            if _signature(paths) == signature:
+            looked = time.time_ns()
+            if _signature(entry.paths) == entry.signature and _same(entry.racy):
+                # Content seen the same this long after its times: from now on, any change
+                # shows in the times.
+                racy = tuple(item for item in entry.racy if item[1] >= looked - _RACY_NS)
                 with self._lock:
+                    if racy != entry.racy:
+                        self._entries[key] = dataclasses.replace(entry, racy=racy)
                     self._entries.move_to_end(key)
-                return found
+                return entry.found
         seen: list[str] = []
         found = root_surfaces(real_root, below, seen)
-        # The signature is taken before the answer kept is read, so that a change made while
-        # reading shows in the next comparison; a read that looks at other paths is not kept.
+        # The signature (and the content of what is too recent to go by its times) is taken
+        # before the answer kept is read, so that a change made while reading shows in the
+        # next comparison; a read that looks at other paths is not kept.
         paths = _watched(real_root, seen)
         started = time.time_ns()
         signature = _signature(paths)
-        if _racy(signature, started):
-            with self._lock:
-                self._entries.pop(key, None)
-            return found
+        racy = _racy(signature, started)
         again: list[str] = []
         found = root_surfaces(real_root, below, again)
+        kept = _watched(real_root, again) == paths and _same(racy)
         with self._lock:
-            if _watched(real_root, again) != paths:
+            if not kept:
                 self._entries.pop(key, None)
             else:
-                self._entries[key] = (signature, paths, found)
+                self._entries[key] = _Entry(
+                    signature=signature, paths=paths, racy=racy, found=found
+                )
                 self._entries.move_to_end(key)
                 while len(self._entries) > self._size:
                     self._entries.popitem(last=False)
@@ -117,9 +137,32 @@ def _times(found: os.stat_result) -> tuple[int, int, int, int]:
     return (found.st_ino, found.st_mtime_ns, found.st_size, found.st_ctime_ns)
 
 
-def _racy(signature: _Signature, started: int) -> bool:
-    return any(
-        times is not None and max(times[1], times[3]) >= started - _RACY_NS
-        for _, *both in signature
-        for times in both
-    )
+def _racy(signature: _Signature, started: int) -> _Racy:
+    """The paths changed so shortly before ``started`` that a change right after might keep
+    the same times, with their newest time and content."""
+    found: list[tuple[str, int, _Content]] = []
+    for path, *both in signature:
+        newest = max((max(t[1], t[3]) for t in both if t is not None), default=None)
+        if newest is not None and newest >= started - _RACY_NS:
+            found.append((path, newest, _content(path)))
+    return tuple(found)
+
+
+def _same(racy: _Racy) -> bool:
+    return all(_content(path) == content for path, _, content in racy)
+
+
+def _content(path: str) -> _Content:
+    """What :func:`root_surfaces` can read of ``path``: a folder's names (sorted), or a file's
+    first bytes (as many as it reads); ``None`` for anything else (never opened: a FIFO
+    would block)."""
+    try:
+        found = os.stat(path)
+        if stat.S_ISDIR(found.st_mode):
+            return tuple(sorted(os.listdir(path)))
+        if stat.S_ISREG(found.st_mode):
+            with open(path, "rb") as file:
+                return file.read(_MAX_READ)
+    except (OSError, ValueError):
+        pass
+    return None

@@ -13,6 +13,7 @@ Only places inside the root matter: the filesystem and shell tools reach nothing
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 
 from invokit.permissions.internal import fold, surface_parts
 
-__all__ = ["FoundSurface", "person_configs", "root_surfaces"]
+__all__ = ["MAX_READ", "FoundSurface", "person_configs", "root_surfaces"]
 
 _GIT_RUNS = "git runs its hooks and obeys its config on every git command in this repository"
 _HOOKS_RUNS = "git runs the hooks in it (core.hooksPath) on commit, checkout, merge and push"
-_MAX_READ = 64 * 1024
+MAX_READ = 64 * 1024
+"""The most bytes of one git file that are read."""
 _GITDIR_ENTRIES = (
     "hooks",
     "config",
@@ -113,12 +115,26 @@ def _git_places(git_dir: str, worktree: str, seen: list[str]) -> Iterator[tuple[
 def person_configs() -> list[str]:
     """The global and system config files the person's git reads (git's own order of
     variables and places)."""
-    home = os.path.expanduser("~")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    found = [os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"]
-    found += [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(xdg, "git", "config")]
-    found += [] if os.environ.get("GIT_CONFIG_GLOBAL") else [os.path.join(home, ".gitconfig")]
-    return found
+    get = os.environ.get
+    names = (
+        get("HOME"),
+        get("XDG_CONFIG_HOME"),
+        get("GIT_CONFIG_SYSTEM"),
+        get("GIT_CONFIG_GLOBAL"),
+    )
+    return list(_person_configs(*names))
+
+
+@functools.lru_cache(maxsize=8)  # asked at every shell check: only the variables can change it
+def _person_configs(
+    home_variable: str | None, xdg: str | None, system: str | None, personal: str | None
+) -> tuple[str, ...]:
+    home = os.path.expanduser("~")  # HOME, or the password database when it is unset
+    xdg = xdg or os.path.join(home, ".config")
+    found = [system or "/etc/gitconfig"]
+    found += [personal or os.path.join(xdg, "git", "config")]
+    found += [] if personal else [os.path.join(home, ".gitconfig")]
+    return tuple(found)
 
 
 def _linked_worktrees(
@@ -190,7 +206,7 @@ def _read(path: str, seen: list[str]) -> str | None:
     seen.append(path)
     try:
         with open(path, "rb") as file:
-            return file.read(_MAX_READ).decode("utf-8", "replace")
+            return file.read(MAX_READ).decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
 

@@ -17,11 +17,12 @@ from invokit.builtin._surface_cache import SurfaceCache
 from invokit.builtin._surfaces import FoundSurface
 from invokit.builtin.shell._command import excerpt, parse_command, shown_argv
 from invokit.builtin.shell._flags import find_refusal
-from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts, surface_paths
+from invokit.builtin.shell._protected import ProtectedMounts, protected_mounts
 from invokit.builtin.shell._rules import Resolved
 from invokit.builtin.shell._sandbox import SYSTEM_PATHS
 from invokit.builtin.shell._scan import Scan, scan
 from invokit.builtin.shell._settings import ShellSettings
+from invokit.builtin.shell._surface_mounts import surface_mounts
 from invokit.exceptions import AccessDenied, RetryWithFeedback, ToolFailed
 
 __all__ = ["Checked", "check", "resolve_cwd"]
@@ -107,9 +108,12 @@ def check(
     # Below the top, only a walk finds repositories and virtual environments; it is cached on
     # the folders' mtimes, and needed only where mounts will keep them read-only.
     deep = scan(str(settings.root)) if settings.writable and bwrap is not None else None
-    surfaces, opted = surface_paths(settings.root, settings.allow_surfaces, deep, cache=cache)
+    # Decided again only when something it was decided from changed (see _surface_mounts).
+    found = surface_mounts(
+        settings.root, settings.allow_surfaces, deep, cache=cache, mounted=settings.writable
+    )
     mounts = (
-        protected_mounts(settings.root, (*settings.protected, *surfaces))
+        protected_mounts(settings.root, settings.protected).joined(found.mounts)
         if settings.writable
         else ProtectedMounts(folders=(), entries=())
     )
@@ -120,8 +124,8 @@ def check(
         env=env,
         bwrap=bwrap,
         mounts=mounts,
-        surfaces=surfaces if settings.writable and bwrap is not None else (),
-        opted_in=opted,
+        surfaces=found.surfaces if settings.writable and bwrap is not None else (),
+        opted_in=found.opted_in,
         scanned=deep,
     )
 

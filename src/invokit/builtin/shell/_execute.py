@@ -27,7 +27,7 @@ from invokit.builtin.shell._checks import check, resolve_cwd
 from invokit.builtin.shell._reaper import MARKER_VARIABLE, kill_process_tree
 from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
 from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
-from invokit.builtin.shell._scan import Scan, created_surfaces, scan
+from invokit.builtin.shell._scan import Scan, cached_scan, created_surfaces, scan
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
 from invokit.exceptions import ToolFailed
 from invokit.permissions.internal import opted_in, surface_parts
@@ -117,6 +117,7 @@ async def execute(
     if bwrap is not None:
         before = _surface_names(settings.root) if settings.writable else set()
         read_end, write_end = os.pipe()
+        outcome: ProcessOutcome | None = None
         try:
             full_argv = bwrap_argv(
                 bwrap,
@@ -139,11 +140,16 @@ async def execute(
         finally:
             os.close(write_end)
             status = read_bwrap_status(_read_all(read_end))
+            if outcome is None:
+                # Cancelled (or not started): the sandbox is gone, and what the command made
+                # before it was killed must go too before the cancellation goes on.
+                with anyio.CancelScope(shield=True):
+                    await _refuse_created(settings, checked.scanned, before)
         if status.exit_code is None and not outcome.timed_out:
             detail = outcome.stderr.decode("utf-8", "replace").strip()
             raise ToolFailed(f"The sandbox failed to start: {detail}", kind="sandbox_failed")
         exit_code = status.exit_code
-        refused, venvs = _refuse_created(settings, checked.scanned, before)
+        refused, venvs = await _refuse_created(settings, checked.scanned, before)
         note = _surface_note(settings, checked.surfaces, refused, venvs, outcome, exit_code)
         return _report(argv, outcome, exit_code, sandbox="bubblewrap", note=note, refused=refused)
     with tempfile.TemporaryDirectory(prefix="invokit-shell-") as home:
@@ -190,7 +196,7 @@ def _surface_names(root: Path) -> set[str]:
     return {name for name in names if surface_parts((name,)) is not None}
 
 
-def _refuse_created(
+async def _refuse_created(
     settings: ShellSettings, scanned: Scan | None, before: set[str]
 ) -> tuple[list[str], list[str]]:
     """Remove the execution surfaces the command created (none existed there before it ran, so
@@ -199,9 +205,13 @@ def _refuse_created(
     if not settings.writable or scanned is None:
         return [], []
     root = str(settings.root)
-    # The walk before was not "racy", so anything the command changed has a new mtime: the
-    # cache is walked again exactly where it must be.
-    after = scan(root, bounded=False)
+    # Anything the command added, removed or renamed changed a folder's times (or, in a
+    # folder changed too recently to go by them, its entries): the walk is done again
+    # exactly when it must be, and skipped when no folder changed.
+    after = cached_scan(root, bounded=False)
+    if after is scanned:
+        return [], []  # no folder changed since the walk before the command: nothing is new
+    after = after or await _walk_again(root)
     top = sorted(_surface_names(settings.root) - before)
     refused: list[str] = []
     for path in [*top, *created_surfaces(scanned, after)]:
@@ -210,6 +220,15 @@ def _refuse_created(
         _remove(os.path.join(root, path))
         refused.append(path)
     return refused, [venv for venv in after.venvs if venv not in scanned.venvs]
+
+
+async def _walk_again(root: str) -> Scan:
+    """Walk the root again, off the event loop (a command may have made thousands of
+    folders), and to the end even when the call is cancelled meanwhile (what the command
+    created must go)."""
+    with anyio.CancelScope(shield=True):
+        walked = await anyio.to_thread.run_sync(lambda: scan(root, fresh=True, bounded=False))
+    return walked  # noqa: RET504 - a return inside the scope reads as maybe skipped to mypy
 
 
 def _remove(path: str) -> None:

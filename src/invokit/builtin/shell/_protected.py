@@ -23,6 +23,7 @@ the cached walk of :mod:`._scan`.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +34,46 @@ from invokit.builtin.shell._scan import Scan
 from invokit.exceptions import AccessDenied
 from invokit.permissions.internal import opted_in
 
-__all__ = ["ProtectedMounts", "protected_mounts", "surface_paths"]
+__all__ = [
+    "Looks",
+    "ProtectedMounts",
+    "decide_surfaces",
+    "found_surfaces",
+    "protected_mounts",
+    "surface_paths",
+]
 
 _GIT_RUNS = "git takes the folder for a repository and obeys its config and hooks run there"
 _VENV_RUNS = (
     "the virtual environment's interpreter runs every .pth file at each start, and the "
     "person's shell runs bin/activate"
 )
+
+
+class Looks:
+    """Every ``lstat`` taken while deciding the mounts, and what it showed: whether a path
+    exists and is a link is all the decision reads, so the same answers mean the same mounts
+    (see :mod:`._surface_mounts`)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[int, int, int] | None] = {}
+
+    def lstat(self, path: str) -> tuple[int, int, int] | None:
+        """``(st_mode, st_ino, st_dev)`` of ``path`` itself, ``None`` when it cannot be read."""
+        if path not in self.seen:
+            self.seen[path] = _lstat(path)
+        return self.seen[path]
+
+    def exists(self, path: str) -> bool:
+        return self.lstat(path) is not None
+
+    def is_link(self, path: str) -> bool:
+        found = self.lstat(path)
+        return found is not None and stat.S_ISLNK(found[0])
+
+    def unchanged(self) -> bool:
+        """Whether every path looked at shows the same as it did."""
+        return all(_lstat(path) == found for path, found in self.seen.items())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,6 +86,15 @@ class ProtectedMounts:
     entries: tuple[Path, ...]
     """Existing protected files and folders, bound read-only over themselves; parents first."""
 
+    def joined(self, other: ProtectedMounts) -> ProtectedMounts:
+        """These mounts and ``other``'s, once each, parents first."""
+        folders = dict.fromkeys((*self.folders, *other.folders))
+        entries = dict.fromkeys((*self.entries, *other.entries))
+        return ProtectedMounts(
+            folders=tuple(sorted(folders, key=_path_depth)),
+            entries=tuple(sorted(entries, key=_path_depth)),
+        )
+
     def bwrap_args(self) -> list[str]:
         """The bubblewrap options, to follow the root's own ``--bind``."""
         args: list[str] = []
@@ -62,29 +105,34 @@ class ProtectedMounts:
         return args
 
 
-def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
+def protected_mounts(
+    root: Path, protected: Sequence[Path], looks: Looks | None = None
+) -> ProtectedMounts:
     """The mounts for the protected paths that exist inside ``root`` now.
 
     Args:
         root: the shell tool's (resolved) root.
         protected: absolute protected paths; those outside the root are not visible in the
             sandbox, or only read-only, and need no mount.
+        looks: records each ``lstat`` taken (a fresh one when ``None``).
 
     Raises:
         AccessDenied: a protected path is, or lies under, a symbolic link inside the root.
     """
-    folders: dict[Path, None] = {}
-    entries: dict[Path, None] = {}
+    looks = Looks() if looks is None else looks
+    top = str(root)
+    folders: dict[str, None] = {}
+    entries: dict[str, None] = {}
     for path in protected:
         parts = _inside(root, path)
         if parts is None:
             continue
-        current, chain = root, [root]
+        current, chain = top, [top]
         for name in parts:
-            current = current / name
-            if current.is_symlink():
-                raise _link_refusal(path, current)
-            if not os.path.lexists(current):
+            current = f"{current}/{name}"
+            if looks.is_link(current):
+                raise _link_refusal(path, Path(current))
+            if not looks.exists(current):
                 break
             chain.append(current)
         else:
@@ -92,7 +140,8 @@ def protected_mounts(root: Path, protected: Sequence[Path]) -> ProtectedMounts:
                 folders[folder] = None
             entries[chain[-1]] = None
     return ProtectedMounts(
-        folders=tuple(sorted(folders, key=_depth)), entries=tuple(sorted(entries, key=_depth))
+        folders=tuple(Path(p) for p in sorted(folders, key=_depth)),
+        entries=tuple(Path(p) for p in sorted(entries, key=_depth)),
     )
 
 
@@ -102,6 +151,7 @@ def surface_paths(
     deep: Scan | None = None,
     *,
     cache: SurfaceCache | None = None,
+    looks: Looks | None = None,
 ) -> tuple[tuple[Path, ...], tuple[FoundSurface, ...]]:
     """The execution surfaces of ``root`` (resolved) that exist now: those to mount read-only,
     by their real path (a surface inside a git directory goes with it), and those the project
@@ -109,37 +159,57 @@ def surface_paths(
     nested repositories and editor configs, and the files of each virtual environment that
     run without asking (its ``pyvenv.cfg``, ``bin/activate*`` and ``.pth`` files; the rest
     stays writable, so that ``pip install`` keeps working). ``cache`` keeps the top's
-    surfaces while nothing they were read from changed.
+    surfaces while nothing they were read from changed; ``looks`` records each ``lstat``.
     """
     below = deep.folders if deep else ()
     top = cache.root_surfaces(str(root), below) if cache else root_surfaces(str(root), below)
-    found = (*top, *_venvs(root, deep))
-    found += tuple(_repositories(deep))
-    kept: dict[Path, None] = {}
-    writable: list[FoundSurface] = []
+    return decide_surfaces(root, allowed, found_surfaces(top, deep), looks)
+
+
+def found_surfaces(top: Sequence[FoundSurface], deep: Scan | None) -> tuple[FoundSurface, ...]:
+    """The surfaces at the top of the root (``top``, from :func:`root_surfaces`) and those the
+    walk found below it."""
+    return (*top, *_venvs(deep), *_repositories(deep))
+
+
+def decide_surfaces(
+    root: Path, allowed: Sequence[str], found: Sequence[FoundSurface], looks: Looks | None = None
+) -> tuple[tuple[Path, ...], tuple[FoundSurface, ...]]:
+    """Of the surfaces ``found``, those to mount read-only and those opted in (see
+    :func:`surface_paths`)."""
+    looks = Looks() if looks is None else looks
+    base = str(root)
+    named = [(surface, "/".join(surface.parts)) for surface in found]
+    opted = {relative: opted_in(relative, allowed) for _, relative in named}
+    # Strings, not Paths: this runs twice for every command. (The root itself is a git
+    # directory when a pointer names it: then it is "" and holds every other surface.)
     whole = [
-        root.joinpath(*s.parts)
-        for s in found
-        if s.git_dir and not opted_in("/".join(s.parts), allowed)
+        f"{base}/{relative}/" if relative else f"{base}/"
+        for surface, relative in named
+        if surface.git_dir and not opted[relative]
     ]
-    for surface in found:
-        path = root.joinpath(*surface.parts)
-        if not surface.parts or not os.path.lexists(path):
+    kept: dict[str, None] = {}
+    writable: list[FoundSurface] = []
+    for surface, relative in named:
+        if not relative:
             continue
-        if opted_in("/".join(surface.parts), allowed):
+        path = f"{base}/{relative}"
+        if not opted[relative] and any(path.startswith(folder) for folder in whole):
+            continue  # read-only with its git directory
+        if not looks.exists(path):
+            continue
+        if opted[relative]:
             if not any(other.parts == surface.parts[: len(other.parts)] for other in writable):
                 writable.append(surface)  # one request per opted-in folder, not per entry
             continue
-        if any(folder in path.parents for folder in whole):
-            continue  # read-only with its git directory
         # A surface reached through a link stays in the list as written (its target is there
         # too): protected_mounts refuses every command while a link a command could replace
         # decides where git or the editor looks.
         kept[path] = None
-    return tuple(kept), tuple(writable)
+    return tuple(Path(path) for path in kept), tuple(writable)
 
 
-def _venvs(root: Path, deep: Scan | None) -> list[FoundSurface]:
+def _venvs(deep: Scan | None) -> list[FoundSurface]:
     return [
         FoundSurface(parts=tuple(path.split("/")), runs=_VENV_RUNS)
         for path in (deep.venv_files if deep else ())
@@ -151,18 +221,34 @@ def _repositories(deep: Scan | None) -> list[FoundSurface]:
     return [FoundSurface(parts=tuple(p.split("/")), runs=_GIT_RUNS, git_dir=True) for p in places]
 
 
-def _depth(path: Path) -> int:
+def _path_depth(path: Path) -> int:
     return len(path.parts)
+
+
+def _depth(path: str) -> int:
+    return path.count("/")
+
+
+def _lstat(path: str) -> tuple[int, int, int] | None:
+    try:
+        found = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_mode, found.st_ino, found.st_dev)
 
 
 def _inside(root: Path, path: Path) -> tuple[str, ...] | None:
     """``path`` as components below ``root``, written as given or with its folder resolved."""
-    absolute = Path(os.path.abspath(path))
-    for spelling in (absolute, Path(os.path.realpath(absolute.parent)) / absolute.name):
-        if spelling == root:
+    absolute, top = os.path.abspath(path), str(root)
+    for resolve in (False, True):  # the folder is resolved only when needed: it costs
+        spelling = absolute
+        if resolve:
+            folder, name = os.path.split(absolute)
+            spelling = os.path.join(os.path.realpath(folder), name)
+        if spelling == top:
             return ()
-        if root in spelling.parents:
-            return spelling.relative_to(root).parts
+        if spelling.startswith(top + "/"):
+            return tuple(spelling[len(top) + 1 :].split("/"))
     return None
 
 

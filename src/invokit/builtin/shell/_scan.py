@@ -8,13 +8,18 @@ surface, a virtual environment or a folder git takes for a repository (:func:`re
 ``HEAD`` beside ``objects/`` and ``refs/``, or beside a ``commondir``: a bare or split git
 directory under any name), and remembers every folder's mtime: a folder's mtime changes
 whenever an entry is added, removed or renamed in it, so the next call only ``stat``\\ s the
-folders it saw and walks again only when one changed. Above :data:`MAX_FOLDERS` folders the walk
-stops and every command is refused (a surface past the cap could not be kept read-only).
+folders it saw and walks again only when one changed. A folder's change time is compared too
+(a command can set an mtime back with ``utime``, never a ctime), and a folder changed so
+shortly before the walk that a change right after it might keep the same coarse times (git's
+"racy" case) is compared by its entries as well, until a look comes long after. Above
+:data:`MAX_FOLDERS` folders the walk stops and every command is refused (a surface past the cap
+could not be kept read-only).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -23,7 +28,15 @@ from dataclasses import dataclass
 from invokit.exceptions import AccessDenied
 from invokit.permissions.internal import surface_parts
 
-__all__ = ["MAX_FOLDERS", "Scan", "created_surfaces", "is_repository", "scan", "venv_files"]
+__all__ = [
+    "MAX_FOLDERS",
+    "Scan",
+    "cached_scan",
+    "created_surfaces",
+    "is_repository",
+    "scan",
+    "venv_files",
+]
 
 MAX_FOLDERS = 20_000
 """The most folders a root may hold for the shell sandbox to find every surface in it."""
@@ -62,12 +75,20 @@ class Scan:
     commons: tuple[str, ...] = ()
     """Root-relative folders inside the root that a repository's ``commondir`` names (their
     config and hooks are the repository's): mounted whole too."""
-    stamps: tuple[tuple[str, int], ...]
-    """Each folder walked (absolute) and its mtime in nanoseconds when walked."""
-    racy: bool = False
-    """Whether a folder changed so shortly before the walk that a change right after it might
-    leave the same (coarse) mtime: then the next call walks again (git's "racy" index)."""
+    stamps: tuple[tuple[str, Stamp], ...]
+    """Each folder walked (absolute), the root first, and its :data:`Stamp` when walked."""
+    listings: tuple[tuple[str, Listing], ...] = ()
+    """Each folder of ``stamps`` changed so shortly before the walk that a change right after
+    it might keep the same (coarse) times, and its entries then."""
+    pointers: tuple[tuple[str, str | None], ...] = ()
+    """Each repository folder (absolute) and where its ``commondir`` led (see ``commons``):
+    an edit in place changes no folder's times, so it is read again at each look."""
 
+
+Stamp = tuple[int, int, int]
+"""A folder's ``(st_mtime_ns, st_ctime_ns, st_ino)``."""
+Listing = tuple[tuple[str, bool, bool], ...]
+"""A folder's entries: name, whether a folder (not followed), whether a link; sorted."""
 
 _CACHE: dict[str, Scan] = {}
 _LOCK = threading.Lock()
@@ -81,16 +102,37 @@ def scan(real_root: str, *, fresh: bool = False, bounded: bool = True) -> Scan:
     Raises:
         AccessDenied: the root holds more than :data:`MAX_FOLDERS` folders.
     """
-    with _LOCK:
-        cached = _CACHE.get(real_root)
-    if not fresh and cached is not None and not cached.racy and _unchanged(cached.stamps):
-        if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
-            raise _too_many(real_root)
+    cached = None if fresh else cached_scan(real_root, bounded=bounded)
+    if cached is not None:
         return cached
     walked = _walk(real_root, bounded=bounded)
     with _LOCK:
         _CACHE[real_root] = walked
     return walked
+
+
+def cached_scan(real_root: str, *, bounded: bool = True) -> Scan | None:
+    """The last walk of ``real_root`` when no folder it saw has changed, else ``None``.
+
+    Raises:
+        AccessDenied: ``bounded`` and the root holds more than :data:`MAX_FOLDERS` folders.
+    """
+    with _LOCK:
+        cached = _CACHE.get(real_root)
+    looked = time.time_ns()
+    if cached is None or not _unchanged(real_root, cached):
+        return None
+    if bounded and len(cached.stamps) > MAX_FOLDERS:  # an unbounded walk after a command
+        raise _too_many(real_root)
+    # Entries seen the same this long after their times: any later change shows in them.
+    stamps = dict(cached.stamps)
+    listings = tuple(item for item in cached.listings if _recent(stamps[item[0]], looked))
+    if listings == cached.listings:
+        return cached
+    cached = dataclasses.replace(cached, listings=listings)
+    with _LOCK:
+        _CACHE[real_root] = cached
+    return cached
 
 
 def is_repository(names: set[str]) -> bool:
@@ -161,17 +203,21 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
     repositories: list[str] = []
     root_repository = False
     commons: list[str] = []
-    stamps: list[tuple[str, int]] = []
+    pointers: list[tuple[str, str | None]] = []
+    stamps: list[tuple[str, Stamp]] = []
+    listings: list[tuple[str, Listing]] = []
     started = time.time_ns()
     pending = [real_root]
     while pending:
         folder = pending.pop()
         try:
-            stamp = os.stat(folder).st_mtime_ns
+            stamp = _stamp(os.stat(folder))
             entries = list(os.scandir(folder))
         except OSError:
             continue  # unreadable: the command cannot write it either
         stamps.append((folder, stamp))
+        if _recent(stamp, started):
+            listings.append((folder, _listing(entries)))
         if bounded and len(stamps) > MAX_FOLDERS:
             raise _too_many(real_root)
         relative = os.path.relpath(folder, real_root) if folder != real_root else ""
@@ -182,7 +228,10 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
             files += venv_files(real_root, relative)
             for place in _site_folders(folder):
                 with contextlib.suppress(OSError):
-                    stamps.append((place, os.stat(place).st_mtime_ns))
+                    site = _stamp(os.stat(place))
+                    if _recent(site, started):
+                        listings.append((place, _listing(list(os.scandir(place)))))
+                    stamps.append((place, site))
             if relative:
                 continue  # its site-packages is large and its own: venv_files reads what runs
             skipped = _VENV_FOLDERS  # the root is one: walk the rest of it
@@ -191,6 +240,7 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
         if relative and is_repository(names):
             repositories.append(relative)
             common = _common_dir(real_root, folder)
+            pointers.append((folder, common))
             if common is not None:
                 commons.append(common)
             continue  # mounted whole, as a nested .git is
@@ -214,7 +264,8 @@ def _walk(real_root: str, *, bounded: bool) -> Scan:
         root_repository=root_repository,
         commons=tuple(sorted(set(commons))),
         stamps=tuple(stamps),
-        racy=any(stamp >= started - _RACY_NS for _, stamp in stamps),
+        listings=tuple(listings),
+        pointers=tuple(pointers),
     )
 
 
@@ -231,14 +282,37 @@ def _common_dir(real_root: str, folder: str) -> str | None:
     return os.path.relpath(target, real_root)
 
 
-def _unchanged(stamps: tuple[tuple[str, int], ...]) -> bool:
-    for folder, stamp in stamps:
+def _unchanged(real_root: str, cached: Scan) -> bool:
+    """Whether every folder walked has the same times, every ``commondir`` leads to the same
+    place, and the folders too recent to go by their times alone hold the same entries."""
+    for folder, stamp in cached.stamps:
         try:
-            if os.stat(folder).st_mtime_ns != stamp:
+            if _stamp(os.stat(folder)) != stamp:
+                return False
+        except OSError:
+            return False
+    if any(_common_dir(real_root, folder) != common for folder, common in cached.pointers):
+        return False
+    for folder, listing in cached.listings:
+        try:
+            if _listing(list(os.scandir(folder))) != listing:
                 return False
         except OSError:
             return False
     return True
+
+
+def _stamp(found: os.stat_result) -> Stamp:
+    return (found.st_mtime_ns, found.st_ctime_ns, found.st_ino)
+
+
+def _recent(stamp: Stamp, moment: int) -> bool:
+    """Whether a change right after ``moment`` might keep the folder's (coarse) times."""
+    return max(stamp[0], stamp[1]) >= moment - _RACY_NS
+
+
+def _listing(entries: list[os.DirEntry[str]]) -> Listing:
+    return tuple(sorted((e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries))
 
 
 def _names(folder: str) -> list[str]:
