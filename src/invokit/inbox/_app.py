@@ -27,7 +27,7 @@ from invokit.approvals import ApprovalRecord, ApprovalStore
 from invokit.exceptions import ApprovalError, ApprovalNotFound, ApprovalNotPermitted
 from invokit.inbox import _render
 from invokit.inbox._csrf import same_origin, token_matches
-from invokit.inbox._questions import Question, caller_of, question
+from invokit.inbox._questions import Question, question
 from invokit.inbox._session import COOKIE, Session, Signer
 from invokit.permissions import Person
 
@@ -123,7 +123,7 @@ class _Inbox:
     async def _mine(self, session: Session) -> list[Question]:
         pending = await self.settings.store.list_pending()
         root = self.settings.root
-        return [question(r, root) for r in pending if session.owns(caller_of(r))]
+        return [question(r, root) for r in pending if session.sees(r)]
 
     async def _page(
         self, session: Session, notice: str | None = None, kind: str = "info", status: int = 200
@@ -211,7 +211,7 @@ class _Inbox:
             return await self._page(
                 session, "that question is gone: no question has this id", "gone", 404
             )
-        if not session.owns(caller_of(record.request)):
+        if not session.sees(record.request):
             return await self._page(
                 session, "refused: that question was asked by someone else's agent", "error", 403
             )
@@ -280,7 +280,7 @@ class _Inbox:
         except ApprovalNotFound:
             return _html(_render.page("Not found", "<p>No question has this id.</p>"), 404)
         asked = record.request
-        if not session.owns(caller_of(asked)):
+        if not session.sees(asked):
             return _html(_render.page("Not found", "<p>No question has this id.</p>"), 404)
         from invokit.inbox._trail import trail
 
@@ -309,10 +309,12 @@ class _Inbox:
         assert oidc is not None
         if not self._host_ok(request):
             return _misdirected()
-        who = await oidc.callback(request, self.signer)
-        if isinstance(who, Response):
-            return who
-        response = self._signed_in(_html(_render.signed_in()), self.signer.new(who), request)
+        signed = await oidc.callback(request, self.signer)
+        if isinstance(signed, Response):
+            return signed
+        who, groups = signed
+        session = self.signer.new(who, groups=groups)
+        response = self._signed_in(_html(_render.signed_in()), session, request)
         response.delete_cookie("invokit_inbox_login", path="/inbox")
         return response
 
@@ -355,8 +357,8 @@ class WithInbox:
 
 
 def _person(session: Session) -> Person | None:
-    """Who answers, for the policy's approvers and four eyes: the signed-in subject and its
-    issuer (the session keeps no groups); ``None`` for whoever holds the serve token."""
+    """Who answers, for the policy's approvers and four eyes: the signed-in subject, its
+    issuer and the groups its ID token named; ``None`` for whoever holds the serve token."""
     if session.who is None:
         return None
-    return Person(sub=session.who["sub"], iss=session.who["iss"])
+    return Person(sub=session.who["sub"], iss=session.who["iss"], groups=session.groups)

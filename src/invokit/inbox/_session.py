@@ -15,7 +15,10 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invokit.approvals import ApprovalRequest
 
 COOKIE = "invokit_inbox"
 LIFETIME = 8 * 3600.0
@@ -32,6 +35,8 @@ class Session:
     csrf: str
     """The token every state-changing form of this session must carry."""
     expires_at: float
+    groups: tuple[str, ...] = ()
+    """The groups the issuer's ID token named (``groups``): what ``group:`` approvers match."""
 
     @property
     def name(self) -> str:
@@ -47,6 +52,20 @@ class Session:
             return True
         return caller is not None and caller == self.who
 
+    def sees(self, request: ApprovalRequest) -> bool:
+        """Whether this person may see and answer ``request``: their own agent's question, or
+        one whose rule names them among its approvers (``user:SUB`` or ``group:NAME``), as
+        with four eyes, where someone else must approve."""
+        from invokit.inbox._questions import caller_of
+
+        if self.owns(caller_of(request)):
+            return True
+        deciders = request.deciders
+        if self.who is None or deciders is None:
+            return False
+        named = {f"user:{self.who['sub']}", *(f"group:{g}" for g in self.groups)}
+        return any(approver in named for approver in deciders.approvers)
+
 
 class Signer:
     """Makes and checks session cookies under one secret."""
@@ -54,12 +73,27 @@ class Signer:
     def __init__(self, secret: bytes | None = None) -> None:
         self._secret = secret if secret is not None else secrets.token_bytes(32)
 
-    def new(self, who: dict[str, str] | None, *, now: float | None = None) -> Session:
+    def new(
+        self,
+        who: dict[str, str] | None,
+        *,
+        groups: tuple[str, ...] = (),
+        now: float | None = None,
+    ) -> Session:
         started = time.time() if now is None else now
-        return Session(who=who, csrf=secrets.token_urlsafe(24), expires_at=started + LIFETIME)
+        return Session(
+            who=who, csrf=secrets.token_urlsafe(24), expires_at=started + LIFETIME, groups=groups
+        )
 
     def dumps(self, session: Session) -> str:
-        return self.seal({"who": session.who, "csrf": session.csrf, "exp": session.expires_at})
+        return self.seal(
+            {
+                "who": session.who,
+                "csrf": session.csrf,
+                "exp": session.expires_at,
+                "groups": list(session.groups),
+            }
+        )
 
     def loads(self, cookie: str | None, *, now: float | None = None) -> Session | None:
         """The session in ``cookie``; ``None`` when there is none, it was not signed here,
@@ -67,10 +101,12 @@ class Signer:
         body = self.unseal(cookie, now=now)
         if body is None:
             return None
-        who, csrf = body.get("who"), body.get("csrf")
+        who, csrf, groups = body.get("who"), body.get("csrf"), body.get("groups", [])
         if not isinstance(csrf, str) or (who is not None and not _principal(who)):
             return None
-        return Session(who=who, csrf=csrf, expires_at=float(body["exp"]))
+        if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+            return None
+        return Session(who=who, csrf=csrf, expires_at=float(body["exp"]), groups=tuple(groups))
 
     def seal(self, body: dict[str, Any]) -> str:
         """``body`` (with an ``exp`` time) as signed text."""

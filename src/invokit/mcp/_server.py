@@ -447,7 +447,7 @@ class ToolServer:
                     reason=answer.reason,
                     by="elicitation",
                     on_progress=on_progress,
-                    person=await self._asker(approval_id),
+                    person=await self._asker(ctx, approval_id),
                 )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
@@ -457,12 +457,16 @@ class ToolServer:
             return await self._still_pending(approval_id)
         return self._answer(resumed.result)
 
-    async def _asker(self, approval_id: str) -> Person | None:
+    async def _asker(self, ctx: Context, approval_id: str) -> Person | None:
         """Who answers an elicitation: the person behind this client, the verified principal
-        whose call asked (``None`` without auth). Policy approvers are matched against them,
-        and four eyes refuses them."""
+        of this request, with the groups its token names (``None`` without auth). Policy
+        approvers are matched against them, and four eyes refuses them."""
         from invokit.permissions import Person
 
+        request = getattr(ctx, "request", None)
+        principal = principal_of(request) if request is not None else None
+        if principal is not None:
+            return principal.person()
         record = await self.executor.approvals.get(approval_id)
         who = record.request.call.metadata.get("invokit.principal")
         if isinstance(who, Mapping) and isinstance(who.get("sub"), str):
