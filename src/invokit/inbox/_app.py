@@ -64,8 +64,9 @@ class InboxSettings:
     """The served root, for diffs of file writes (``None``: no diffs)."""
     poll: float = 1.0
     """Seconds between looks at the store for the live update."""
-    secret: bytes | None = field(default=None, repr=False)
-    """The key session cookies are signed with (default: a new one per process)."""
+    secret: bytes | tuple[bytes, ...] | None = field(default=None, repr=False)
+    """The keys session cookies are signed with, the signing one first, then the ones still
+    accepted (the CLI keeps them in the state; default: a new one per process)."""
 
 
 def inbox_app(settings: InboxSettings) -> Starlette:

@@ -2,8 +2,9 @@
 library), so a browser can hold who signed in without the server keeping a table of sessions.
 
 The cookie carries who signed in, the session's CSRF token and when it ends, as base64url JSON,
-then a dot and the HMAC of that text under a secret only this server process (or the fleet,
-given the same secret) knows. A cookie that does not verify, or has ended, is no session.
+then a dot and the HMAC of that text under a key only the processes serving the inbox over one
+state know (``invokit.cli._inbox_secret`` keeps it in the state). A cookie that does not
+verify, or has ended, is no session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -68,10 +70,22 @@ class Session:
 
 
 class Signer:
-    """Makes and checks session cookies under one secret."""
+    """Makes and checks session cookies: signed with the first key, accepted under any (the
+    previous key of a rotation stays accepted, so a rotation signs nobody out)."""
 
-    def __init__(self, secret: bytes | None = None) -> None:
-        self._secret = secret if secret is not None else secrets.token_bytes(32)
+    def __init__(self, secret: bytes | Sequence[bytes] | None = None) -> None:
+        if secret is None:
+            keys: tuple[bytes, ...] = (secrets.token_bytes(32),)
+        elif isinstance(secret, bytes):
+            keys = (secret,)
+        else:
+            keys = tuple(secret)
+        if not keys or not all(len(k) >= 16 for k in keys):
+            raise ValueError("the inbox's session keys must be at least 16 bytes each")
+        self._keys = keys
+
+    def __repr__(self) -> str:
+        return f"Signer({len(self._keys)} key(s))"  # never the keys themselves
 
     def new(
         self,
@@ -111,14 +125,14 @@ class Signer:
     def seal(self, body: dict[str, Any]) -> str:
         """``body`` (with an ``exp`` time) as signed text."""
         text = base64.urlsafe_b64encode(json.dumps(body, sort_keys=True).encode()).decode()
-        return f"{text}.{self._mac(text)}"
+        return f"{text}.{self._mac(text, self._keys[0])}"
 
     def unseal(self, sealed: str | None, *, now: float | None = None) -> dict[str, Any] | None:
         """What :meth:`seal` signed; ``None`` when not signed here, malformed or past ``exp``."""
         if not sealed or "." not in sealed:
             return None
         text, _, mac = sealed.rpartition(".")
-        if not hmac.compare_digest(mac, self._mac(text)):
+        if not any(hmac.compare_digest(mac, self._mac(text, key)) for key in self._keys):
             return None
         try:
             body: Any = json.loads(base64.urlsafe_b64decode(text.encode()))
@@ -130,8 +144,9 @@ class Signer:
             return None
         return body
 
-    def _mac(self, text: str) -> str:
-        digest = hmac.new(self._secret, text.encode(), hashlib.sha256).digest()
+    @staticmethod
+    def _mac(text: str, key: bytes) -> str:
+        digest = hmac.new(key, text.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
