@@ -551,13 +551,20 @@ class ToolServer:
         it, with auth on) and the request id is the call id; with no connection either (the
         stateless protocol), an authenticated caller's session is its principal's."""
         request_id = str(ctx.request_id)
+        connection = self._session_id(ctx)
+        if connection is None:
+            # The stateless protocol: a request id is unique only within one client's
+            # requests, and one person's agents (or parallel calls through a load balancer)
+            # share a session, so two calls could share a call id and one supersede the
+            # other's question. Each such call gets an id of its own.
+            request_id = f"{request_id}@{secrets.token_urlsafe(9)}"
         identity = client_identity(getattr(ctx, "request", None))
         if identity is None:
-            session = self._session_id(ctx)
+            session = connection
             if session is None and principal is not None:
                 session = principal_session(principal)
             return session, request_id
-        return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
+        return identity, f"{connection or 'http'}/{request_id}"
 
     def _session_id(self, ctx: Context) -> str | None:
         """A stable id for the client connection."""
