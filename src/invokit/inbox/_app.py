@@ -63,7 +63,11 @@ class InboxSettings:
     root: Path | None = None
     """The served root, for diffs of file writes (``None``: no diffs)."""
     poll: float = 1.0
-    """Seconds between looks at the store for the live update."""
+    """Seconds between looks at the store for the live update, when the store cannot say
+    when questions change (SQLite, memory)."""
+    notified_poll: float = 30.0
+    """Seconds between looks at the store when it announces changes (PostgreSQL's
+    ``LISTEN``/``NOTIFY``): only for what nobody announces, a question expiring."""
     secret: bytes | tuple[bytes, ...] | None = field(default=None, repr=False)
     """The keys session cookies are signed with, the signing one first, then the ones still
     accepted (the CLI keeps them in the state; default: a new one per process)."""
@@ -261,15 +265,22 @@ class _Inbox:
 
     async def _changes(self, session: Session) -> AsyncIterator[dict[str, str]]:
         """An event each time the person's pending questions change (a new one, or one
-        answered, withdrawn or expired), found by looking at the store every ``poll`` s."""
+        answered, withdrawn or expired): first ``listening`` with the questions as they are,
+        then ``changed``. A store that announces changes (``wait_changed``: PostgreSQL,
+        across replicas) wakes the stream; any other is looked at every ``poll`` seconds."""
+        watch = getattr(self.settings.store, "wait_changed", None)
+        heard = None if watch is None else await watch(None, 0)
         seen: list[str] | None = None
         while True:
             ids = [q.id for q in await self._mine(session)]
             if ids != seen:
-                if seen is not None:
-                    yield {"event": "changed", "data": json.dumps(ids)}
+                kind = "listening" if seen is None else "changed"
+                yield {"event": kind, "data": json.dumps(ids)}
                 seen = ids
-            await anyio.sleep(self.settings.poll)
+            if watch is None:
+                await anyio.sleep(self.settings.poll)
+            else:
+                heard = await watch(heard, self.settings.notified_poll)
 
     async def audit(self, request: Request) -> Response:
         """The audit trail of the call a question (pending or not) was asked for."""
