@@ -37,6 +37,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
+from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.approvals import DEFAULT_LEASE, ApprovalRecord, ApprovalRequest
 from invokit.approvals.internal import LeaseKeeper, leased, shown_time
@@ -212,7 +213,7 @@ class ToolServer:
         roots = await self._client_roots(ctx)
         request = getattr(ctx, "request", None)
         principal = principal_of(request) if request is not None else None
-        session_id, call_id = self._identify(ctx, principal)
+        session_id, call_id = self._identify(ctx, principal, params)
         metadata: dict[str, Any] = {CLIENT_ROOTS: list(roots)} if roots is not None else {}
         if principal is not None:
             metadata[PRINCIPAL] = principal.to_dict()
@@ -542,7 +543,9 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
-    def _identify(self, ctx: Context, principal: Principal | None) -> tuple[str | None, str]:
+    def _identify(
+        self, ctx: Context, principal: Principal | None, params: types.CallToolRequestParams
+    ) -> tuple[str | None, str]:
         """The session id and the call id of a ``tools/call``. Over HTTP a client that names
         itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
         replica; its request ids are only unique per connection, so its call ids carry the
@@ -555,9 +558,10 @@ class ToolServer:
         if connection is None:
             # The stateless protocol: a request id is unique only within one client's
             # requests, and one person's agents (or parallel calls through a load balancer)
-            # share a session, so two calls could share a call id and one supersede the
-            # other's question. Each such call gets an id of its own.
-            request_id = f"{request_id}@{secrets.token_urlsafe(9)}"
+            # share a session, so two different calls could share a call id and one
+            # supersede the other's question. The call itself is part of its id: a retry of
+            # the same call keeps it (and meets the "no" it was given), another call does not.
+            request_id = f"{request_id}@{canonical_hash([params.name, params.arguments])[:16]}"
         identity = client_identity(getattr(ctx, "request", None))
         if identity is None:
             session = connection
