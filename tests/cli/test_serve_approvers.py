@@ -1,6 +1,7 @@
 """`[[policy.approvers]]` at a real `invokit serve --http` with `[serve.auth]`: the person behind
-an MCP client who answers the elicitation is the verified caller, and only a caller the rule
-names can approve their own call there."""
+an MCP client who answers the elicitation is the verified caller, with the groups its token
+names, and only a caller the rule names (as a user or through a group) can approve their own
+call there."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def issuer() -> Iterator[Issuer]:
 
 @pytest.fixture(scope="module")
 def served(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    issuer.groups.update({"carol": ["sre"], "bob": ["dev"]})
     base = tmp_path_factory.mktemp("approvers")
     root, state = base / "root", base / "state"
     root.mkdir()
@@ -41,7 +43,7 @@ default = "ask"
 
 [[policy.approvers]]
 rule = "tag:write"
-approvers = ["user:alice"]
+approvers = ["user:alice", "group:sre"]
 
 [serve.auth]
 issuer = "{issuer.url}"
@@ -90,3 +92,14 @@ async def test_someone_else_cannot_approve_in_their_client(
     assert result.is_error is True
     assert error_kind(result) == "approval_not_permitted"
     assert not (root / "bob.txt").exists()
+
+
+async def test_a_member_of_a_named_group_approves_in_their_client(
+    served: tuple[str, Path], issuer: Issuer
+) -> None:
+    """carol is in no rule by name, but her token says she is in ``sre``, which the rule
+    names: her "yes" is taken and the call runs."""
+    url, root = served
+    result = await write_as(url, issuer, "carol", "carol.txt")
+    assert result.is_error is False, result
+    assert (root / "carol.txt").read_text() == "carol"

@@ -12,7 +12,8 @@ with a code for ``person``, checking the PKCE challenge at the token endpoint) a
 tokens; refresh tokens can be revoked, and refreshes are counted. As an OpenID Connect
 provider for any other client (the inbox) ``/authorize`` is a sign-in form (a user name, no
 password) that posts back and redirects with a code; its token answer carries an ID token for
-that client, with the request's ``nonce``.
+that client, with the request's ``nonce``. A subject's tokens (access and ID) carry the
+``groups`` a test gives it.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class Issuer:
         """More JWKs published beside the signing keys."""
         self.person = "alice"
         """Who signs in at ``/authorize``."""
+        self.groups: dict[str, list[str]] = {}
+        """The ``groups`` claim of each subject's tokens (access and ID), when it has one."""
         self.refreshes = 0
         """Refresh grants answered with a new token."""
         self.sign_ins = 0
@@ -107,6 +110,8 @@ class Issuer:
         }
         if scope:
             claims["scope"] = scope
+        if sub in self.groups:
+            claims["groups"] = list(self.groups[sub])
         return claims
 
     def token(self, sub: str, aud: str, *, scope: str = "", expires_in: int = 300) -> str:

@@ -49,7 +49,7 @@ async def test_a_good_token_gives_its_principal_and_scopes(issuer: Issuer) -> No
     """The access of a good token names its subject and issuer, its scopes and audience."""
     access = await verifier_for(issuer).access(signed(issuer))
     assert access.subject == "alice"
-    assert access.claims == {"iss": issuer.url}
+    assert access.claims == {"iss": issuer.url, "groups": []}
     assert access.scopes == ["mcp:tools"]
     assert access.resource == AUDIENCE
 

@@ -39,6 +39,14 @@ def register(app: typer.Typer) -> None:
                 "the one `invokit serve` uses; with [serve.auth], OpenID Connect instead).",
             ),
         ] = None,
+        new_secret: Annotated[
+            bool,
+            typer.Option(
+                "--new-secret",
+                help="Make a new key for sign-in cookies, kept in the state for every "
+                "process serving the inbox (cookies signed with the old key stay valid).",
+            ),
+        ] = False,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON line when ready.")
         ] = False,
@@ -66,10 +74,15 @@ def register(app: typer.Typer) -> None:
                 from invokit.cli._tokens import kept_token
 
                 token, _ = kept_token(setup)
-            anyio.run(_run, setup, host, port, token, as_json)
+            from invokit.cli._inbox_secret import inbox_secrets
+
+            keys = inbox_secrets(setup.state, rotate=new_secret)
+            anyio.run(_run, setup, host, port, token, keys, as_json)
 
 
-async def _run(setup: Any, host: str, port: int, token: str | None, as_json: bool) -> None:
+async def _run(
+    setup: Any, host: str, port: int, token: str | None, keys: tuple[bytes, ...], as_json: bool
+) -> None:
     import uvicorn
 
     from invokit.cli._approvals import _open
@@ -94,6 +107,7 @@ async def _run(setup: Any, host: str, port: int, token: str | None, as_json: boo
             token=token,
             oidc=oidc,
             root=setup.config.root,
+            secret=keys,
         )
     )
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host

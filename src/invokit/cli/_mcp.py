@@ -18,7 +18,7 @@ from invokit.cli._livelog import inert
 from invokit.cli._options import ConfigOption, JsonOption, RootOption, StateOption, options
 from invokit.cli._output import TOOL_ERROR, fail, print_json, reported, stdout
 from invokit.cli._runtime import Setup, make_toolset, prepare
-from invokit.cli._stores import open_pins
+from invokit.cli._stores import open_oauth_tokens, open_pins
 
 if TYPE_CHECKING:
     from invokit.mcp import PinStorage
@@ -46,8 +46,11 @@ async def _survey(setup: Setup, only: str | None, trust: tuple[str, ...] | None)
     async with AsyncExitStack() as stack:
         pins = open_pins(setup.state)
         stack.callback(pins.close)
+        tokens = open_oauth_tokens(setup.state)
+        if tokens is not None:
+            stack.callback(tokens.close)
         for server in servers:
-            toolset = make_toolset(server, pins=pins)
+            toolset = make_toolset(server, pins=pins, tokens=tokens)
             await toolset.connect()
             stack.push_async_callback(toolset.aclose)
             trusted: list[str] = []

@@ -20,7 +20,7 @@ from invokit.cli._config import McpServerConfig
 from invokit.cli._livelog import inert
 from invokit.cli._output import stdout
 from invokit.cli._runtime import Setup, make_toolset
-from invokit.cli._stores import open_pins
+from invokit.cli._stores import open_oauth_tokens, open_pins
 
 _PAGE = b"Signed in. You can close this tab and go back to the terminal.\n"
 
@@ -35,8 +35,9 @@ async def login(setup: Setup, name: str, wait: float, as_json: bool) -> dict[str
     server = _server(setup, name)
     assert server.oauth_redirect_uri is not None
     pins = open_pins(setup.state)
+    tokens = open_oauth_tokens(setup.state)
     try:
-        async with make_toolset(server, pins=pins) as toolset:
+        async with make_toolset(server, pins=pins, tokens=tokens) as toolset:
             needed = toolset.authorization
             if needed is not None:
                 url = str(needed.challenge["authorization_url"])
@@ -48,6 +49,8 @@ async def login(setup: Setup, name: str, wait: float, as_json: bool) -> dict[str
             return {"server": name, "signed_in": True, "tools": list(toolset.names())}
     finally:
         pins.close()
+        if tokens is not None:
+            tokens.close()
 
 
 def _server(setup: Setup, name: str) -> McpServerConfig:

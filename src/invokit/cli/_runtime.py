@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from invokit._state import state_dir
 from invokit.cli._config import (
@@ -41,6 +41,7 @@ from invokit.cli._stores import (
     open_approvals,
     open_artifacts,
     open_audit,
+    open_oauth_tokens,
     open_pins,
 )
 from invokit.cli._trust import require_trust
@@ -287,8 +288,11 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
         return registry
     pins = open_pins(setup.state)
     stack.callback(pins.close)
+    tokens = open_oauth_tokens(setup.state)
+    if tokens is not None:
+        stack.callback(tokens.close)
     for server in setup.config.mcp_servers:
-        toolset = make_toolset(server, pins=pins)
+        toolset = make_toolset(server, pins=pins, tokens=tokens)
         try:
             await toolset.connect()
         except Exception as exc:  # a server that does not start is a configuration problem
@@ -314,9 +318,12 @@ async def connect_imports(setup: Setup, stack: AsyncExitStack) -> Registry:
     return registry
 
 
-def make_toolset(server: McpServerConfig, *, pins: PinStorage | None = None) -> MCPToolset:
+def make_toolset(
+    server: McpServerConfig, *, pins: PinStorage | None = None, tokens: Any = None
+) -> MCPToolset:
     """The ``MCPToolset`` for one ``[mcp.servers.NAME]`` table (not connected yet), pinning
-    in ``pins`` (default: the state directory's file)."""
+    in ``pins`` (default: the state directory's file) and keeping OAuth tokens in ``tokens``
+    (default: the state directory's ``mcp-oauth.sqlite3``)."""
     from invokit.mcp import MCPToolset
 
     if server.command is not None:
@@ -340,8 +347,10 @@ def make_toolset(server: McpServerConfig, *, pins: PinStorage | None = None) -> 
     if server.oauth_redirect_uri is not None:
         from invokit.mcp import MCPOAuth
 
-        # Tokens go to the state directory's mcp-oauth.sqlite3, beside the pins.
-        oauth = MCPOAuth(redirect_uri=server.oauth_redirect_uri, scopes=server.oauth_scopes)
+        # Tokens go where the pins go: the state database, or the state directory.
+        oauth = MCPOAuth(
+            redirect_uri=server.oauth_redirect_uri, scopes=server.oauth_scopes, store=tokens
+        )
     return MCPToolset.http(
         server.url,
         prefix=server.prefix,

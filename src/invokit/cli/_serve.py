@@ -534,7 +534,11 @@ class _Server:
         settings = self.setup.config.serve.auth
         if self.auth is not None and (settings is None or not settings.inbox_client_id):
             return None  # with auth on, people sign in by OpenID Connect: it needs a client id
+        from invokit.cli._inbox_secret import inbox_secrets
         from invokit.inbox import InboxSettings, inbox_app
+
+        # Kept in the state: a person signed in through one replica is signed in on all.
+        keys = inbox_secrets(self.setup.state)
 
         def make(hosts: Sequence[str], origins: Sequence[str]) -> Any:
             oidc = None
@@ -551,6 +555,7 @@ class _Server:
                     token=self.token,
                     oidc=oidc,
                     root=self.setup.config.root,
+                    secret=keys,
                 )
             )
 

@@ -187,6 +187,13 @@ def open_pins(state: State) -> PinStorage:
     return PinStore() if pins is None else pins
 
 
+def open_oauth_tokens(state: State) -> Any:
+    """Where the OAuth tokens of remote MCP servers live: in the database for PostgreSQL, so
+    a server signed in to through one replica (or ``invokit mcp login``) is signed in for all;
+    ``None`` (the state directory's ``mcp-oauth.sqlite3``) otherwise."""
+    return _in_database(state, "PostgresOAuthTokenStore")
+
+
 def _in_database(state: State, name: str) -> Any:
     """``invokit.postgres.<name>`` on the state's URL for a PostgreSQL state, else ``None``."""
     if state.kind != "postgresql":

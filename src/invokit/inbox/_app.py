@@ -27,7 +27,7 @@ from invokit.approvals import ApprovalRecord, ApprovalStore
 from invokit.exceptions import ApprovalError, ApprovalNotFound, ApprovalNotPermitted
 from invokit.inbox import _render
 from invokit.inbox._csrf import same_origin, token_matches
-from invokit.inbox._questions import Question, caller_of, question
+from invokit.inbox._questions import Question, question
 from invokit.inbox._session import COOKIE, Session, Signer
 from invokit.permissions import Person
 
@@ -63,9 +63,14 @@ class InboxSettings:
     root: Path | None = None
     """The served root, for diffs of file writes (``None``: no diffs)."""
     poll: float = 1.0
-    """Seconds between looks at the store for the live update."""
-    secret: bytes | None = field(default=None, repr=False)
-    """The key session cookies are signed with (default: a new one per process)."""
+    """Seconds between looks at the store for the live update, when the store cannot say
+    when questions change (SQLite, memory)."""
+    notified_poll: float = 30.0
+    """Seconds between looks at the store when it announces changes (PostgreSQL's
+    ``LISTEN``/``NOTIFY``): only for what nobody announces, a question expiring."""
+    secret: bytes | tuple[bytes, ...] | None = field(default=None, repr=False)
+    """The keys session cookies are signed with, the signing one first, then the ones still
+    accepted (the CLI keeps them in the state; default: a new one per process)."""
 
 
 def inbox_app(settings: InboxSettings) -> Starlette:
@@ -123,7 +128,7 @@ class _Inbox:
     async def _mine(self, session: Session) -> list[Question]:
         pending = await self.settings.store.list_pending()
         root = self.settings.root
-        return [question(r, root) for r in pending if session.owns(caller_of(r))]
+        return [question(r, root) for r in pending if session.sees(r)]
 
     async def _page(
         self, session: Session, notice: str | None = None, kind: str = "info", status: int = 200
@@ -211,7 +216,7 @@ class _Inbox:
             return await self._page(
                 session, "that question is gone: no question has this id", "gone", 404
             )
-        if not session.owns(caller_of(record.request)):
+        if not session.sees(record.request):
             return await self._page(
                 session, "refused: that question was asked by someone else's agent", "error", 403
             )
@@ -260,15 +265,22 @@ class _Inbox:
 
     async def _changes(self, session: Session) -> AsyncIterator[dict[str, str]]:
         """An event each time the person's pending questions change (a new one, or one
-        answered, withdrawn or expired), found by looking at the store every ``poll`` s."""
+        answered, withdrawn or expired): first ``listening`` with the questions as they are,
+        then ``changed``. A store that announces changes (``wait_changed``: PostgreSQL,
+        across replicas) wakes the stream; any other is looked at every ``poll`` seconds."""
+        watch = getattr(self.settings.store, "wait_changed", None)
+        heard = None if watch is None else await watch(None, 0)
         seen: list[str] | None = None
         while True:
             ids = [q.id for q in await self._mine(session)]
             if ids != seen:
-                if seen is not None:
-                    yield {"event": "changed", "data": json.dumps(ids)}
+                kind = "listening" if seen is None else "changed"
+                yield {"event": kind, "data": json.dumps(ids)}
                 seen = ids
-            await anyio.sleep(self.settings.poll)
+            if watch is None:
+                await anyio.sleep(self.settings.poll)
+            else:
+                heard = await watch(heard, self.settings.notified_poll)
 
     async def audit(self, request: Request) -> Response:
         """The audit trail of the call a question (pending or not) was asked for."""
@@ -280,7 +292,7 @@ class _Inbox:
         except ApprovalNotFound:
             return _html(_render.page("Not found", "<p>No question has this id.</p>"), 404)
         asked = record.request
-        if not session.owns(caller_of(asked)):
+        if not session.sees(asked):
             return _html(_render.page("Not found", "<p>No question has this id.</p>"), 404)
         from invokit.inbox._trail import trail
 
@@ -309,10 +321,12 @@ class _Inbox:
         assert oidc is not None
         if not self._host_ok(request):
             return _misdirected()
-        who = await oidc.callback(request, self.signer)
-        if isinstance(who, Response):
-            return who
-        response = self._signed_in(_html(_render.signed_in()), self.signer.new(who), request)
+        signed = await oidc.callback(request, self.signer)
+        if isinstance(signed, Response):
+            return signed
+        who, groups = signed
+        session = self.signer.new(who, groups=groups)
+        response = self._signed_in(_html(_render.signed_in()), session, request)
         response.delete_cookie("invokit_inbox_login", path="/inbox")
         return response
 
@@ -355,8 +369,8 @@ class WithInbox:
 
 
 def _person(session: Session) -> Person | None:
-    """Who answers, for the policy's approvers and four eyes: the signed-in subject and its
-    issuer (the session keeps no groups); ``None`` for whoever holds the serve token."""
+    """Who answers, for the policy's approvers and four eyes: the signed-in subject, its
+    issuer and the groups its ID token named; ``None`` for whoever holds the serve token."""
     if session.who is None:
         return None
-    return Person(sub=session.who["sub"], iss=session.who["iss"])
+    return Person(sub=session.who["sub"], iss=session.who["iss"], groups=session.groups)

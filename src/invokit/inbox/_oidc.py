@@ -107,8 +107,10 @@ class OidcSignIn:
         )
         return response
 
-    async def callback(self, request: Request, signer: Signer) -> dict[str, str] | Response:
-        """The person's issuer and subject, or the page saying why not."""
+    async def callback(
+        self, request: Request, signer: Signer
+    ) -> tuple[dict[str, str], tuple[str, ...]] | Response:
+        """The person's issuer and subject and their groups, or the page saying why not."""
         pending = signer.unseal(request.cookies.get(LOGIN_COOKIE))
         params = request.query_params
         if pending is None:
@@ -122,7 +124,9 @@ class OidcSignIn:
         except SignInFailed as exc:
             return _failed(str(exc), 400)
 
-    async def _person(self, request: Request, code: str, pending: dict[str, Any]) -> dict[str, str]:
+    async def _person(
+        self, request: Request, code: str, pending: dict[str, Any]
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
         endpoints = await self._endpoints()
         try:
             async with httpx.AsyncClient(timeout=10) as client:
@@ -145,7 +149,9 @@ class OidcSignIn:
         claims = await self._verified(id_token)
         if not secrets.compare_digest(str(claims.get("nonce", "")), str(pending["nonce"])):
             raise SignInFailed("the ID token's nonce does not match this sign-in")
-        return {"iss": str(claims["iss"]), "sub": str(claims["sub"])}
+        groups = claims.get("groups")
+        listed = tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ()
+        return {"iss": str(claims["iss"]), "sub": str(claims["sub"])}, listed
 
     async def _verified(self, id_token: str) -> dict[str, Any]:
         from invokit.mcp.internal import TokenRejected

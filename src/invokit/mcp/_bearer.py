@@ -95,7 +95,7 @@ class BearerVerifier:
             expires_at=int(claims["exp"]),
             resource=self.audience,
             subject=subject,
-            claims={"iss": claims["iss"]},
+            claims={"iss": claims["iss"], "groups": _groups(claims)},
         )
 
     def _claims(self, token: str, key: jwt.PyJWK, algorithm: str) -> dict[str, Any]:
@@ -129,6 +129,15 @@ class BearerVerifier:
         except jwt.PyJWTError as exc:
             problem = f"the token is not valid: {type(exc).__name__}"
         raise TokenRejected("invalid_token", problem)
+
+
+def _groups(claims: dict[str, Any]) -> list[str]:
+    """The groups a token says its subject is in (``groups``, a list of names), for the
+    policy's ``group:`` approvers; anything else there counts as none."""
+    listed = claims.get("groups")
+    if not isinstance(listed, list):
+        return []
+    return [g for g in listed if isinstance(g, str) and g]
 
 
 def _scopes(claims: dict[str, Any]) -> set[str]:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
 from invokit._calls import PRINCIPAL
 from invokit.mcp._identity import IDENTITY_PREFIX
+
+if TYPE_CHECKING:
+    from invokit.permissions import Person
 
 __all__ = ["PRINCIPAL", "Principal", "principal_of", "principal_session"]
 
@@ -29,6 +32,15 @@ class Principal:
     """The token's ``iss``."""
     subject: str
     """The token's ``sub``: unique within its issuer."""
+    groups: tuple[str, ...] = ()
+    """The token's ``groups``: what the policy's ``group:`` approvers match. Not part of the
+    identity (a person whose groups change is the same person), so not in :meth:`to_dict`."""
+
+    def person(self) -> Person:
+        """The principal as a person who answers a question (approvers, four eyes)."""
+        from invokit.permissions import Person
+
+        return Person(sub=self.subject, iss=self.issuer, groups=self.groups)
 
     def to_dict(self) -> dict[str, str]:
         """The form calls and audit records carry: ``{"iss": ..., "sub": ...}``."""
@@ -45,10 +57,12 @@ def principal_of(request: Any) -> Principal | None:
     if not isinstance(user, AuthenticatedUser):
         return None
     token = user.access_token
-    issuer = (token.claims or {}).get("iss")
+    claims = token.claims or {}
+    issuer, groups = claims.get("iss"), claims.get("groups")
     if not isinstance(issuer, str) or not token.subject:
         return None
-    return Principal(issuer=issuer, subject=token.subject)
+    listed = tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ()
+    return Principal(issuer=issuer, subject=token.subject, groups=listed)
 
 
 def principal_session(principal: Principal) -> str:

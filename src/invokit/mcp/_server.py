@@ -37,6 +37,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from invokit._calls import TextPart, ToolCall, ToolResult
+from invokit._canonical import canonical_hash
 from invokit._spec import ToolSpec
 from invokit.approvals import DEFAULT_LEASE, ApprovalRecord, ApprovalRequest
 from invokit.approvals.internal import LeaseKeeper, leased, shown_time
@@ -212,7 +213,7 @@ class ToolServer:
         roots = await self._client_roots(ctx)
         request = getattr(ctx, "request", None)
         principal = principal_of(request) if request is not None else None
-        session_id, call_id = self._identify(ctx, principal)
+        session_id, call_id = self._identify(ctx, principal, params)
         metadata: dict[str, Any] = {CLIENT_ROOTS: list(roots)} if roots is not None else {}
         if principal is not None:
             metadata[PRINCIPAL] = principal.to_dict()
@@ -447,7 +448,7 @@ class ToolServer:
                     reason=answer.reason,
                     by="elicitation",
                     on_progress=on_progress,
-                    person=await self._asker(approval_id),
+                    person=await self._asker(ctx, approval_id),
                 )
         except ApprovalError as exc:
             return error_dict("approval_unusable", f"The approval cannot be used: {exc}")
@@ -457,12 +458,16 @@ class ToolServer:
             return await self._still_pending(approval_id)
         return self._answer(resumed.result)
 
-    async def _asker(self, approval_id: str) -> Person | None:
+    async def _asker(self, ctx: Context, approval_id: str) -> Person | None:
         """Who answers an elicitation: the person behind this client, the verified principal
-        whose call asked (``None`` without auth). Policy approvers are matched against them,
-        and four eyes refuses them."""
+        of this request, with the groups its token names (``None`` without auth). Policy
+        approvers are matched against them, and four eyes refuses them."""
         from invokit.permissions import Person
 
+        request = getattr(ctx, "request", None)
+        principal = principal_of(request) if request is not None else None
+        if principal is not None:
+            return principal.person()
         record = await self.executor.approvals.get(approval_id)
         who = record.request.call.metadata.get("invokit.principal")
         if isinstance(who, Mapping) and isinstance(who.get("sub"), str):
@@ -538,7 +543,9 @@ class ToolServer:
 
     # -- sessions and change notices ----------------------------------------------------
 
-    def _identify(self, ctx: Context, principal: Principal | None) -> tuple[str | None, str]:
+    def _identify(
+        self, ctx: Context, principal: Principal | None, params: types.CallToolRequestParams
+    ) -> tuple[str | None, str]:
         """The session id and the call id of a ``tools/call``. Over HTTP a client that names
         itself (:mod:`invokit.mcp._identity`) keeps its session id through any connection and
         replica; its request ids are only unique per connection, so its call ids carry the
@@ -547,13 +554,21 @@ class ToolServer:
         it, with auth on) and the request id is the call id; with no connection either (the
         stateless protocol), an authenticated caller's session is its principal's."""
         request_id = str(ctx.request_id)
+        connection = self._session_id(ctx)
+        if connection is None:
+            # The stateless protocol: a request id is unique only within one client's
+            # requests, and one person's agents (or parallel calls through a load balancer)
+            # share a session, so two different calls could share a call id and one
+            # supersede the other's question. The call itself is part of its id: a retry of
+            # the same call keeps it (and meets the "no" it was given), another call does not.
+            request_id = f"{request_id}@{canonical_hash([params.name, params.arguments])[:16]}"
         identity = client_identity(getattr(ctx, "request", None))
         if identity is None:
-            session = self._session_id(ctx)
+            session = connection
             if session is None and principal is not None:
                 session = principal_session(principal)
             return session, request_id
-        return identity, f"{self._session_id(ctx) or 'http'}/{request_id}"
+        return identity, f"{connection or 'http'}/{request_id}"
 
     def _session_id(self, ctx: Context) -> str | None:
         """A stable id for the client connection."""

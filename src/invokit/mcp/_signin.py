@@ -27,7 +27,7 @@ from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl
 
 from invokit.exceptions import AuthRequired, ToolFailed
-from invokit.mcp._token_store import OAuthTokenStore, ServerTokens
+from invokit.mcp._token_store import OAuthTokenStore, ServerTokens, TokenRows
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -45,8 +45,9 @@ class MCPOAuth:
     """The name dynamic client registration gives the issuer."""
     scopes: Sequence[str] = ()
     """Scopes to ask for; by default those the server names."""
-    store: OAuthTokenStore | None = None
-    """Where tokens live; default ``mcp-oauth.sqlite3`` in the state directory."""
+    store: TokenRows | None = None
+    """Where tokens live; default ``mcp-oauth.sqlite3`` in the state directory (the CLI uses
+    ``invokit.postgres.PostgresOAuthTokenStore`` with a PostgreSQL state)."""
 
 
 class SignInNeeded(Exception):
@@ -80,7 +81,7 @@ class SignIn(OAuthClientProvider):
     """The SDK's OAuth client, with the person's part as an interrupt (see the module)."""
 
     def __init__(self, server_url: str, oauth: MCPOAuth) -> None:
-        self.tokens: ServerTokens = (oauth.store or OAuthTokenStore()).for_server(server_url)
+        self.tokens = ServerTokens(oauth.store or OAuthTokenStore(), server_url)
         metadata = OAuthClientMetadata(
             client_name=oauth.client_name,
             redirect_uris=[AnyUrl(oauth.redirect_uri)],

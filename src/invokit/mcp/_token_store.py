@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 from mcp.shared.auth import (
@@ -43,6 +43,19 @@ CREATE TABLE IF NOT EXISTS oauth (
     PRIMARY KEY (server, key)
 )
 """
+
+
+class TokenRows(Protocol):
+    """Where the rows live: this SQLite file, or the state database
+    (``invokit.postgres.PostgresOAuthTokenStore``)."""
+
+    async def put(self, server: str, key: str, value: str, expires_at: float | None) -> None: ...
+
+    async def get(self, server: str, key: str) -> tuple[str, float | None] | None: ...
+
+    async def take(self, server: str, key: str) -> tuple[str, float | None] | None:
+        """The row, deleted (of several takers at once, one gets it)."""
+        ...
 
 
 class OAuthTokenStore:
@@ -110,7 +123,7 @@ class ServerTokens:
     """One server's tokens and registration (the MCP SDK's ``TokenStorage``), and its pending
     sign-ins."""
 
-    def __init__(self, store: OAuthTokenStore, server_url: str) -> None:
+    def __init__(self, store: TokenRows, server_url: str) -> None:
         self._store = store
         self.server_url = server_url
 

@@ -8,5 +8,13 @@ any release (see ``docs/architecture.md``, "Doors between packages").
 from invokit.mcp._jwks import IssuerKeys, metadata_urls
 from invokit.mcp._serve import listening_socket, security_settings
 from invokit.mcp._token_errors import TokenRejected
+from invokit.mcp._token_store import ServerTokens
 
-__all__ = ["IssuerKeys", "TokenRejected", "listening_socket", "metadata_urls", "security_settings"]
+__all__ = [
+    "IssuerKeys",
+    "ServerTokens",
+    "TokenRejected",
+    "listening_socket",
+    "metadata_urls",
+    "security_settings",
+]

@@ -1,11 +1,12 @@
 """PostgreSQL: one shared store for approvals, grants, standing rules, quotas, the audit log,
-spilled outputs and MCP pins, for many workers and ``invokit serve`` replicas
+spilled outputs, MCP pins and MCP OAuth tokens, for many workers and ``invokit serve`` replicas
 (``pip install "invokit[postgres]"``; see ``docs/postgres.md``)."""
 
 import contextlib
 
 from invokit.postgres._approvals import CHANNEL, PostgresApprovalStore
 from invokit.postgres._audit import PostgresAuditSink
+from invokit.postgres._oauth import PostgresOAuthTokenStore
 from invokit.postgres._pool import Unreachable
 from invokit.postgres._schema import SCHEMA_VERSION, NewerSchema
 from invokit.postgres._shared import PostgresArtifactStore, PostgresPinStore
@@ -18,6 +19,7 @@ __all__ = [
     "PostgresApprovalStore",
     "PostgresArtifactStore",
     "PostgresAuditSink",
+    "PostgresOAuthTokenStore",
     "PostgresPinStore",
     "Unreachable",
     "is_postgres_url",

@@ -104,6 +104,8 @@ class PostgresApprovalStore:
         self._listen_lock: asyncio.Lock | None = None
         self._listen_loop: asyncio.AbstractEventLoop | None = None
         self._lost_at = -math.inf
+        self._heard = 0
+        self._watchers: set[asyncio.Event] = set()
 
     @property
     def url(self) -> str:
@@ -152,6 +154,8 @@ class PostgresApprovalStore:
             )
             if cursor.rowcount != 1:
                 raise already_stored("approval", request.id)
+            # A new question is announced too: every inbox on the fleet lists it at once.
+            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, stored(request.id)))
 
     async def get(self, approval_id: str) -> ApprovalRecord:
         async with self._db.connection() as conn:
@@ -267,6 +271,28 @@ class PostgresApprovalStore:
                 if not waiting:
                     del self._waiters[approval_id]
 
+    async def wait_changed(self, heard: int | None, timeout: float) -> int:  # noqa: ASYNC109
+        """How many questions asked, decided or withdrawn (in any process) this store has
+        heard of, once that is more than ``heard``, or after ``timeout`` seconds. ``None``
+        starts listening and answers at once. The inbox's live update: read the count, list,
+        then wait past it, and no change between the list and the wait is missed."""
+        await self._listen()
+        if heard is None or heard != self._heard:
+            return self._heard
+        event = asyncio.Event()
+        self._watchers.add(event)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), max(0.0, timeout))
+        finally:
+            self._watchers.discard(event)
+        return self._heard
+
+    def _heard_of_a_change(self) -> None:
+        self._heard += 1
+        for event in self._watchers:
+            event.set()
+
     def _listening_here(self) -> bool:
         task = self._listening
         return (
@@ -302,11 +328,13 @@ class PostgresApprovalStore:
             async for note in conn.notifies():
                 for event in self._waiters.get(note.payload, ()):
                     event.set()
+                self._heard_of_a_change()
         except Exception:  # the connection went away: every waiter reads again, reconnects
             pass
         finally:
             self._listener = None
             self._lost_at = asyncio.get_running_loop().time()
+            self._heard_of_a_change()  # what was missed meanwhile: watchers list again
             for waiting in list(self._waiters.values()):
                 for event in waiting:
                     event.set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The version of the tables this invokit writes."""
 
 MIGRATION_LOCK = 0x696E766F6B6974  # "invokit": the advisory lock key for migrations
@@ -142,7 +142,19 @@ _V4 = [
     "ALTER TABLE invokit_session_grants ADD COLUMN approval_id text",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+_V5 = [
+    # The OAuth tokens invokit holds as a client of remote MCP servers (invokit.postgres._oauth):
+    # a server one replica signed in to is signed in for all of them.
+    """CREATE TABLE invokit_mcp_oauth (
+        server text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        expires_at double precision,
+        PRIMARY KEY (server, key)
+    )""",
+]
+
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 """The statements that bring the tables from version ``n - 1`` to ``n``."""
 
 _CREATE_VERSION = (
