@@ -22,6 +22,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types import ElicitResult
+
+from mcp import Client
 
 
 async def _heard(progress: float, total: float | None, message: str | None) -> None:
@@ -44,6 +47,29 @@ async def _call(session: ClientSession, path: str, mode: str = "") -> None:
     print("answered", result.is_error, flush=True)
 
 
+async def _dismissed(context: Any, params: Any) -> ElicitResult:
+    """The person dismisses the question in the client: no answer either way."""
+    print("dismissed", flush=True)
+    return ElicitResult(action="cancel")
+
+
+async def _stateless(url: str, headers: dict[str, str], path: str, mode: str) -> None:
+    """The call in the stateless protocol (2026-07-28): one POST, no session. With
+    ``dismiss`` the client can ask its person, who dismisses the question."""
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode="2026-07-28",
+            cache=None,
+            elicitation_callback=_dismissed if mode == "dismiss" else None,
+        ) as session,
+    ):
+        print("calling", flush=True)
+        result = await session.call_tool("fs.write", {"path": path, "content": "written"})
+        print("answered", result.is_error, result, flush=True)
+
+
 async def main(kind: str, url: str, path: str, mode: str = "") -> None:
     if kind == "stdio":
         command = str(Path(sys.executable).with_name("invokit"))
@@ -58,6 +84,9 @@ async def main(kind: str, url: str, path: str, mode: str = "") -> None:
         return
     parts = urlsplit(url)
     headers = {"Authorization": f"Bearer {parse_qs(parts.query)['token'][0]}"}
+    if mode in ("stateless", "dismiss"):
+        await _stateless(parts._replace(query="").geturl(), headers, path, mode)
+        return
     async with (
         create_mcp_http_client(headers=headers) as http,
         streamable_http_client(parts._replace(query="").geturl(), http_client=http) as (

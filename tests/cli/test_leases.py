@@ -99,14 +99,31 @@ async def refused(state: Path, approval_id: str, *store: str) -> None:
     assert "withdrawn" in out and "went away" in out, out
 
 
-async def test_a_killed_http_client_withdraws_its_question(tmp_path: Path) -> None:
-    """An SDK client killed with SIGKILL while its write waits for a person: the question is
-    withdrawn, `invokit approvals approve` of it is refused, and nothing is written."""
+SIGNALS = [
+    pytest.param(signal.SIGKILL, id="SIGKILL"),
+    pytest.param(signal.SIGTERM, id="SIGTERM"),
+]
+"""How a client process is ended: killed outright, or told to stop (it dies of the signal's
+default action, as a client without a handler for it does)."""
+
+
+def end(proc: subprocess.Popen[bytes], how: signal.Signals) -> None:
+    """End the client process ``proc`` with the signal ``how``, and reap it."""
+    proc.send_signal(how)
+    assert proc.wait() == -how  # it died of that signal, not by finishing
+
+
+@pytest.mark.parametrize("how", SIGNALS)
+async def test_a_killed_http_client_withdraws_its_question(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """An SDK client killed with SIGKILL or SIGTERM while its write waits for a person: the
+    question is withdrawn, `invokit approvals approve` of it is refused, and nothing is
+    written."""
     root, state = leased_root(tmp_path)
     with http_server(root, state) as (url, _), client(root, state, "http", url, "a.txt") as proc:
         approval = await pending(state, "a.txt")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        end(proc, how)
         record = await withdrawn(state, approval)
         assert "went away" in record["decision"]["reason"]
         await refused(state, approval)
@@ -135,6 +152,42 @@ async def test_a_client_request_timeout_withdraws_its_question(tmp_path: Path) -
     assert not (root / "t.txt").exists()
 
 
+async def leased_now(state: Path, approval_id: str) -> None:
+    """Once the server waiting for ``approval_id`` holds its lease in the SQLite store."""
+    import sqlite3
+
+    with anyio.fail_after(60):
+        while True:
+            with sqlite3.connect(state / "approvals.sqlite3") as conn:
+                (until,) = conn.execute(
+                    "SELECT lease_until FROM approvals WHERE id = ?", (approval_id,)
+                ).fetchone()
+            if until is not None:
+                return
+            await anyio.sleep(0.2)
+
+
+async def test_a_killed_stateless_client_withdraws_the_question_its_retry_waits_on(
+    tmp_path: Path,
+) -> None:
+    """Over the stateless protocol a client's person dismisses the question, and the
+    client's retry waits for `invokit approvals`; the client is killed with SIGKILL while it
+    waits: the question is withdrawn and cannot be approved."""
+    root, state = leased_root(tmp_path)
+    with (
+        http_server(root, state) as (url, _),
+        client(root, state, "http", url, "s.txt", "dismiss") as proc,
+    ):
+        approval = await pending(state, "s.txt")
+        await leased_now(state, approval)  # the retry waits, holding the question's lease
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        await withdrawn(state, approval)
+        await refused(state, approval)
+    assert "dismissed" in (tmp_path / "client-httpdismiss.log").read_text()
+    assert not (root / "s.txt").exists()
+
+
 async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> None:
     """A call told "approval required" at once leaves its question without a lease: it waits
     for `invokit approvals approve` until it expires, and the model's next call finds it."""
@@ -158,17 +211,39 @@ async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> Non
     assert (root / "e.txt").read_text() == "e"
 
 
-async def test_a_killed_stdio_client_withdraws_its_question(tmp_path: Path) -> None:
-    """A desktop-style client that launched `invokit serve --stdio`, killed with SIGKILL while
-    its write waits: the server sees its input end and withdraws the question."""
+@pytest.mark.parametrize("how", SIGNALS)
+async def test_a_killed_stdio_client_withdraws_its_question(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """A desktop-style client that launched `invokit serve --stdio`, killed with SIGKILL or
+    SIGTERM while its write waits: the server sees its input end and withdraws the
+    question."""
     root, state = leased_root(tmp_path)
     with client(root, state, "stdio", "-", "b.txt") as proc:
         approval = await pending(state, "b.txt")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        end(proc, how)
         await withdrawn(state, approval)
         await refused(state, approval)
     assert not (root / "b.txt").exists()
+
+
+async def test_a_client_ended_with_sigterm_withdraws_its_question_on_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A replica on PostgreSQL: its SDK client ended with SIGTERM while its write waits; the
+    CLI on the database sees the question withdrawn and cannot approve it, saying why."""
+    root, state = leased_root(tmp_path)
+    store = ("--state", postgres_url)
+    with (
+        replica(root, state, postgres_url, 0) as (url, _),
+        client(root, state, "http", url, "p.txt") as proc,
+    ):
+        approval = await pending(state, "p.txt", *store)
+        end(proc, signal.SIGTERM)
+        record = await withdrawn(state, approval, *store)
+        assert "went away" in record["decision"]["reason"], record
+        await refused(state, approval, *store)
+    assert not (root / "p.txt").exists()
 
 
 async def test_questions_die_with_their_callers_across_replicas(
