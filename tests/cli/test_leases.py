@@ -188,6 +188,41 @@ async def test_a_killed_stateless_client_withdraws_the_question_its_retry_waits_
     assert not (root / "s.txt").exists()
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_process_killed_right_after_storing_its_question_leaves_it_leased(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A process whose waiting call stored its question and was killed with SIGKILL before
+    anything else happened (no renewal): the question was born leased, so the lease runs out
+    and the question is withdrawn, and `invokit approvals approve` refuses it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    if kind == "postgres":
+        where = str(request.getfixturevalue("postgres_url"))
+        store: tuple[str, ...] = ("--state", where)
+    else:
+        where, store = str(state / "approvals.sqlite3"), ()
+    proc = await anyio.open_process(
+        [sys.executable, "-m", "tests.cli.stalled_asker", where],
+        cwd=tmp_path,
+        env=subprocess_env(state),
+        stderr=subprocess.STDOUT,
+    )
+    said = b""
+    try:
+        assert proc.stdout is not None
+        with anyio.fail_after(60):
+            while b"\n" not in said.partition(b"stored ")[2]:
+                said += await proc.stdout.receive()  # ends the test if it exits instead
+    finally:
+        proc.kill()
+        await proc.wait()
+    approval = said.decode().split("stored ", 1)[1].split()[0]
+    record = await withdrawn(state, approval, *store)
+    assert "lease" in record["decision"]["reason"], record
+    await refused(state, approval, *store)
+
+
 async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> None:
     """A call told "approval required" at once leaves its question without a lease: it waits
     for `invokit approvals approve` until it expires, and the model's next call finds it."""
