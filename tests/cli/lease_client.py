@@ -1,12 +1,15 @@
 """A real SDK client that asks ``invokit serve`` for a write and waits for the answer; the
 lease tests kill it with SIGKILL while its question waits.
 
-``python -m tests.cli.lease_client http URL PATH [progress|timeout|slow]`` or ``... stdio - PATH``
-(it launches ``invokit serve --stdio`` in the current directory, as a desktop client would). It
-prints ``calling`` once connected, just before the call. With ``progress`` it asks for progress
-notifications (so the server's heartbeats answer it on an SSE stream); with ``timeout`` it gives
-up on the call after 2 seconds, as a client's request timeout does, and then stays connected;
-with ``slow`` it calls the tool ``slow`` (which the test serves) instead of ``fs.write``.
+``python -m tests.cli.lease_client http URL PATH [progress|timeout|slow|stateless|dismiss]`` or
+``... stdio - PATH`` (it launches ``invokit serve --stdio`` in the current directory, as a desktop
+client would). It prints ``calling`` once connected, just before the call. With ``progress`` it
+asks for progress notifications (so the server's heartbeats answer it on an SSE stream); with
+``timeout`` it gives up on the call after 2 seconds, as a client's request timeout does, and then
+stays connected; with ``slow`` it calls the tool ``slow`` (which the test serves) instead of
+``fs.write``. With ``stateless`` it speaks the stateless protocol (2026-07-28) and cannot ask a
+person; with ``dismiss`` it speaks it and can, and its person dismisses the question (printing
+``dismissed``), so its retry waits for a decision made elsewhere.
 """
 
 from __future__ import annotations

@@ -71,14 +71,21 @@ async def serving(executor: Executor, heartbeat: float) -> AsyncIterator[str]:
 
 
 @pytest.mark.parametrize(
-    "progress", [pytest.param(False, id="json-answer"), pytest.param(True, id="sse-stream")]
+    "mode",
+    [
+        pytest.param("", id="json-answer"),
+        pytest.param("progress", id="sse-stream"),
+        pytest.param("stateless", id="stateless-protocol"),
+    ],
 )
 async def test_a_killed_http_client_takes_the_terminal_question_with_it(
-    tmp_path: Path, progress: bool
+    tmp_path: Path, mode: str
 ) -> None:
-    """The terminal asks about a write; its HTTP client is killed with SIGKILL. The question
-    is withdrawn on screen, the person's later "y" runs nothing, and approving it from the CLI
-    is refused as withdrawn."""
+    """The terminal asks about a write; its HTTP client (a handshake session, or the
+    stateless protocol's single POST) is killed with SIGKILL. The question is withdrawn on
+    screen, the person's later "y" runs nothing, and approving it from the CLI is refused as
+    withdrawn."""
+    progress = mode == "progress"
     root = tmp_path / "root"
     root.mkdir()
     state = tmp_path / "state"
@@ -96,8 +103,7 @@ async def test_a_killed_http_client_takes_the_terminal_question_with_it(
     async with serving(executor, heartbeat=0.2 if progress else 5.0) as url:
         with (tmp_path / "client.log").open("w") as log:
             client = await anyio.open_process(
-                [sys.executable, "-m", "tests.cli.lease_client", "http", url, "late.txt"]
-                + (["progress"] if progress else []),
+                [sys.executable, "-m", "tests.cli.lease_client", "http", url, "late.txt", mode],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
