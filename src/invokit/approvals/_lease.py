@@ -214,8 +214,8 @@ class Lease:
 
     async def hold(self, approval_id: str) -> None:
         """Take the lease of a request recorded earlier that this call waits on again (a call
-        rejoined, a stateless retry), when a keeper renews it (best effort: a store that fails leaves it without one, as
-        before leases)."""
+        rejoined, a stateless retry), when a keeper renews it (best effort: a store that fails
+        leaves it without one, as before leases)."""
         self.held[approval_id] = None
         if self.abandoned:
             self._end(None)
