@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
-from tests.cli.serving import CONFIG, approval_id_of, http_server
+from tests.cli.serving import CONFIG, approval_id_of, http_server, ready_url
 from tests.cli.test_client_identity import named_session
 from tests.cli.test_replicas import replica
 
@@ -189,6 +189,47 @@ async def test_a_killed_stateless_client_withdraws_the_question_its_retry_waits_
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@contextmanager
+def killable_server(root: Path, state: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``invokit serve --http`` on ``root`` (no one to ask here); its URL and its process."""
+    log = root.parent / "serve-killable.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [invokit_bin(), "serve", "--http", "--port", "0", "--json", "--no-ask"],
+            cwd=root,
+            env=subprocess_env(state),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield ready_url(process, log), process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+async def test_a_server_killed_while_a_stateless_retry_waits_leaves_a_lease_that_runs_out(
+    tmp_path: Path,
+) -> None:
+    """The server holding a stateless retry that waits for `invokit approvals` is killed with
+    SIGKILL: nobody renews the question's lease, so it counts as withdrawn once the lease runs
+    out, and `invokit approvals approve` refuses it."""
+    root, state = leased_root(tmp_path)
+    with (
+        killable_server(root, state) as (url, server),
+        client(root, state, "http", url, "k.txt", "dismiss"),
+    ):
+        approval = await pending(state, "k.txt")
+        await leased_now(state, approval)  # the retry waits, holding the question's lease
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        record = await withdrawn(state, approval)
+        assert "stopped renewing its lease" in record["decision"]["reason"], record
+        await refused(state, approval)
+    assert not (root / "k.txt").exists()
+
+
 async def test_a_process_killed_right_after_storing_its_question_leaves_it_leased(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
