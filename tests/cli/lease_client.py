@@ -9,7 +9,8 @@ asks for progress notifications (so the server's heartbeats answer it on an SSE 
 stays connected; with ``slow`` it calls the tool ``slow`` (which the test serves) instead of
 ``fs.write``. With ``stateless`` it speaks the stateless protocol (2026-07-28) and cannot ask a
 person; with ``dismiss`` it speaks it and can, and its person dismisses the question (printing
-``dismissed``), so its retry waits for a decision made elsewhere.
+``dismissed``), so its retry waits for a decision made elsewhere; with ``stateless-slow`` it
+speaks it and calls ``slow``.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ async def _stateless(url: str, headers: dict[str, str], path: str, mode: str) ->
         ) as session,
     ):
         print("calling", flush=True)
-        result = await session.call_tool("fs.write", {"path": path, "content": "written"})
+        result = await session.call_tool(
+            "slow" if mode == "stateless-slow" else "fs.write", {"path": path, "content": "written"}
+        )
         print("answered", result.is_error, result, flush=True)
 
 
@@ -87,7 +90,7 @@ async def main(kind: str, url: str, path: str, mode: str = "") -> None:
         return
     parts = urlsplit(url)
     headers = {"Authorization": f"Bearer {parse_qs(parts.query)['token'][0]}"}
-    if mode in ("stateless", "dismiss"):
+    if mode in ("stateless", "dismiss", "stateless-slow"):
         await _stateless(parts._replace(query="").geturl(), headers, path, mode)
         return
     async with (

@@ -31,6 +31,7 @@ from tests.cli.test_terminal import PipeReader
 pytestmark = pytest.mark.anyio
 
 TOKEN = "lease-test-token"
+CLIENT = (sys.executable, "-m", "tests.cli.lease_client")
 
 
 async def _shown(out: StringIO, text: str) -> None:
@@ -227,4 +228,51 @@ async def test_a_tool_running_when_its_client_is_killed_runs_on(tmp_path: Path) 
             while not (root / "ran.txt").exists():  # noqa: ASYNC110 - a file, no event
                 await anyio.sleep(0.05)
     assert (root / "ran.txt").read_text() == "written"
+    await executor.aclose()
+
+
+async def test_over_the_stateless_protocol_a_closed_connection_cancels_the_tool(
+    tmp_path: Path,
+) -> None:
+    """Over the stateless protocol closing a request's connection is how a client cancels it
+    (there is no session to send a cancel on): a tool running when its client is killed with
+    SIGKILL is cancelled, and writes nothing."""
+    root = tmp_path / "root"
+    root.mkdir()
+    started = anyio.Event()
+    cancelled = anyio.Event()
+
+    @tool
+    async def slow(path: str, content: str) -> str:
+        """Write ``content`` to ``path`` once the test lets it (it never does)."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        (root / path).write_text(content)
+        return "written"
+
+    executor = Executor(
+        ToolRegistry([slow]),
+        policy=Policy(allow=["slow"], root=root),
+        approvals=SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3"),
+    )
+    async with serving(executor, heartbeat=5.0) as url:
+        with (tmp_path / "client.log").open("w") as log:
+            client = await anyio.open_process(
+                [*CLIENT, "http", url, "ran.txt", "stateless-slow"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            with anyio.fail_after(30):
+                await started.wait()
+        finally:
+            client.send_signal(signal.SIGKILL)
+            await client.wait()
+        with anyio.fail_after(30):
+            await cancelled.wait()
+    assert not (root / "ran.txt").exists()
     await executor.aclose()
