@@ -188,7 +188,6 @@ async def test_a_killed_stateless_client_withdraws_the_question_its_retry_waits_
     assert not (root / "s.txt").exists()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 @contextmanager
 def killable_server(root: Path, state: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``invokit serve --http`` on ``root`` (no one to ask here); its URL and its process."""
@@ -230,6 +229,7 @@ async def test_a_server_killed_while_a_stateless_retry_waits_leaves_a_lease_that
     assert not (root / "k.txt").exists()
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 async def test_a_process_killed_right_after_storing_its_question_leaves_it_leased(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
