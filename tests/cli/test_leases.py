@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
-from tests.cli.serving import CONFIG, approval_id_of, http_server
+from tests.cli.serving import CONFIG, approval_id_of, http_server, ready_url
 from tests.cli.test_client_identity import named_session
 from tests.cli.test_replicas import replica
 
@@ -99,14 +99,31 @@ async def refused(state: Path, approval_id: str, *store: str) -> None:
     assert "withdrawn" in out and "went away" in out, out
 
 
-async def test_a_killed_http_client_withdraws_its_question(tmp_path: Path) -> None:
-    """An SDK client killed with SIGKILL while its write waits for a person: the question is
-    withdrawn, `invokit approvals approve` of it is refused, and nothing is written."""
+SIGNALS = [
+    pytest.param(signal.SIGKILL, id="SIGKILL"),
+    pytest.param(signal.SIGTERM, id="SIGTERM"),
+]
+"""How a client process is ended: killed outright, or told to stop (it dies of the signal's
+default action, as a client without a handler for it does)."""
+
+
+def end(proc: subprocess.Popen[bytes], how: signal.Signals) -> None:
+    """End the client process ``proc`` with the signal ``how``, and reap it."""
+    proc.send_signal(how)
+    assert proc.wait() == -how  # it died of that signal, not by finishing
+
+
+@pytest.mark.parametrize("how", SIGNALS)
+async def test_a_killed_http_client_withdraws_its_question(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """An SDK client killed with SIGKILL or SIGTERM while its write waits for a person: the
+    question is withdrawn, `invokit approvals approve` of it is refused, and nothing is
+    written."""
     root, state = leased_root(tmp_path)
     with http_server(root, state) as (url, _), client(root, state, "http", url, "a.txt") as proc:
         approval = await pending(state, "a.txt")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        end(proc, how)
         record = await withdrawn(state, approval)
         assert "went away" in record["decision"]["reason"]
         await refused(state, approval)
@@ -135,6 +152,118 @@ async def test_a_client_request_timeout_withdraws_its_question(tmp_path: Path) -
     assert not (root / "t.txt").exists()
 
 
+async def leased_now(state: Path, approval_id: str) -> None:
+    """Once the server waiting for ``approval_id`` holds its lease in the SQLite store."""
+    import sqlite3
+
+    with anyio.fail_after(60):
+        while True:
+            with sqlite3.connect(state / "approvals.sqlite3") as conn:
+                (until,) = conn.execute(
+                    "SELECT lease_until FROM approvals WHERE id = ?", (approval_id,)
+                ).fetchone()
+            if until is not None:
+                return
+            await anyio.sleep(0.2)
+
+
+async def test_a_killed_stateless_client_withdraws_the_question_its_retry_waits_on(
+    tmp_path: Path,
+) -> None:
+    """Over the stateless protocol a client's person dismisses the question, and the
+    client's retry waits for `invokit approvals`; the client is killed with SIGKILL while it
+    waits: the question is withdrawn and cannot be approved."""
+    root, state = leased_root(tmp_path)
+    with (
+        http_server(root, state) as (url, _),
+        client(root, state, "http", url, "s.txt", "dismiss") as proc,
+    ):
+        approval = await pending(state, "s.txt")
+        await leased_now(state, approval)  # the retry waits, holding the question's lease
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        await withdrawn(state, approval)
+        await refused(state, approval)
+    assert "dismissed" in (tmp_path / "client-httpdismiss.log").read_text()
+    assert not (root / "s.txt").exists()
+
+
+@contextmanager
+def killable_server(root: Path, state: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``invokit serve --http`` on ``root`` (no one to ask here); its URL and its process."""
+    log = root.parent / "serve-killable.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [invokit_bin(), "serve", "--http", "--port", "0", "--json", "--no-ask"],
+            cwd=root,
+            env=subprocess_env(state),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield ready_url(process, log), process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+async def test_a_server_killed_while_a_stateless_retry_waits_leaves_a_lease_that_runs_out(
+    tmp_path: Path,
+) -> None:
+    """The server holding a stateless retry that waits for `invokit approvals` is killed with
+    SIGKILL: nobody renews the question's lease, so it counts as withdrawn once the lease runs
+    out, and `invokit approvals approve` refuses it."""
+    root, state = leased_root(tmp_path)
+    with (
+        killable_server(root, state) as (url, server),
+        client(root, state, "http", url, "k.txt", "dismiss"),
+    ):
+        approval = await pending(state, "k.txt")
+        await leased_now(state, approval)  # the retry waits, holding the question's lease
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        record = await withdrawn(state, approval)
+        assert "stopped renewing its lease" in record["decision"]["reason"], record
+        await refused(state, approval)
+    assert not (root / "k.txt").exists()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_process_killed_right_after_storing_its_question_leaves_it_leased(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A process whose waiting call stored its question and was killed with SIGKILL before
+    anything else happened (no renewal): the question was born leased, so the lease runs out
+    and the question is withdrawn, and `invokit approvals approve` refuses it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    if kind == "postgres":
+        where = str(request.getfixturevalue("postgres_url"))
+        store: tuple[str, ...] = ("--state", where)
+    else:
+        where, store = str(state / "approvals.sqlite3"), ()
+    proc = await anyio.open_process(
+        [sys.executable, "-m", "tests.cli.stalled_asker", where],
+        cwd=tmp_path,
+        env=subprocess_env(state),
+        stderr=subprocess.STDOUT,
+    )
+    said = b""
+    try:
+        assert proc.stdout is not None
+        with anyio.fail_after(60):
+            while b"\n" not in said.partition(b"stored ")[2]:
+                said += await proc.stdout.receive()  # ends the test if it exits instead
+    finally:
+        proc.kill()
+        await proc.wait()
+    approval = said.decode().split("stored ", 1)[1].split()[0]
+    record = await withdrawn(state, approval, *store)
+    assert "lease" in record["decision"]["reason"], record
+    await refused(state, approval, *store)
+
+
 async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> None:
     """A call told "approval required" at once leaves its question without a lease: it waits
     for `invokit approvals approve` until it expires, and the model's next call finds it."""
@@ -158,17 +287,39 @@ async def test_a_question_nobody_waits_for_keeps_no_lease(tmp_path: Path) -> Non
     assert (root / "e.txt").read_text() == "e"
 
 
-async def test_a_killed_stdio_client_withdraws_its_question(tmp_path: Path) -> None:
-    """A desktop-style client that launched `invokit serve --stdio`, killed with SIGKILL while
-    its write waits: the server sees its input end and withdraws the question."""
+@pytest.mark.parametrize("how", SIGNALS)
+async def test_a_killed_stdio_client_withdraws_its_question(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """A desktop-style client that launched `invokit serve --stdio`, killed with SIGKILL or
+    SIGTERM while its write waits: the server sees its input end and withdraws the
+    question."""
     root, state = leased_root(tmp_path)
     with client(root, state, "stdio", "-", "b.txt") as proc:
         approval = await pending(state, "b.txt")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        end(proc, how)
         await withdrawn(state, approval)
         await refused(state, approval)
     assert not (root / "b.txt").exists()
+
+
+async def test_a_client_ended_with_sigterm_withdraws_its_question_on_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A replica on PostgreSQL: its SDK client ended with SIGTERM while its write waits; the
+    CLI on the database sees the question withdrawn and cannot approve it, saying why."""
+    root, state = leased_root(tmp_path)
+    store = ("--state", postgres_url)
+    with (
+        replica(root, state, postgres_url, 0) as (url, _),
+        client(root, state, "http", url, "p.txt") as proc,
+    ):
+        approval = await pending(state, "p.txt", *store)
+        end(proc, signal.SIGTERM)
+        record = await withdrawn(state, approval, *store)
+        assert "went away" in record["decision"]["reason"], record
+        await refused(state, approval, *store)
+    assert not (root / "p.txt").exists()
 
 
 async def test_questions_die_with_their_callers_across_replicas(

@@ -31,6 +31,7 @@ from tests.cli.test_terminal import PipeReader
 pytestmark = pytest.mark.anyio
 
 TOKEN = "lease-test-token"
+CLIENT = (sys.executable, "-m", "tests.cli.lease_client")
 
 
 async def _shown(out: StringIO, text: str) -> None:
@@ -71,14 +72,21 @@ async def serving(executor: Executor, heartbeat: float) -> AsyncIterator[str]:
 
 
 @pytest.mark.parametrize(
-    "progress", [pytest.param(False, id="json-answer"), pytest.param(True, id="sse-stream")]
+    "mode",
+    [
+        pytest.param("", id="json-answer"),
+        pytest.param("progress", id="sse-stream"),
+        pytest.param("stateless", id="stateless-protocol"),
+    ],
 )
 async def test_a_killed_http_client_takes_the_terminal_question_with_it(
-    tmp_path: Path, progress: bool
+    tmp_path: Path, mode: str
 ) -> None:
-    """The terminal asks about a write; its HTTP client is killed with SIGKILL. The question
-    is withdrawn on screen, the person's later "y" runs nothing, and approving it from the CLI
-    is refused as withdrawn."""
+    """The terminal asks about a write; its HTTP client (a handshake session, or the
+    stateless protocol's single POST) is killed with SIGKILL. The question is withdrawn on
+    screen, the person's later "y" runs nothing, and approving it from the CLI is refused as
+    withdrawn."""
+    progress = mode == "progress"
     root = tmp_path / "root"
     root.mkdir()
     state = tmp_path / "state"
@@ -96,8 +104,7 @@ async def test_a_killed_http_client_takes_the_terminal_question_with_it(
     async with serving(executor, heartbeat=0.2 if progress else 5.0) as url:
         with (tmp_path / "client.log").open("w") as log:
             client = await anyio.open_process(
-                [sys.executable, "-m", "tests.cli.lease_client", "http", url, "late.txt"]
-                + (["progress"] if progress else []),
+                [sys.executable, "-m", "tests.cli.lease_client", "http", url, "late.txt", mode],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -221,4 +228,51 @@ async def test_a_tool_running_when_its_client_is_killed_runs_on(tmp_path: Path) 
             while not (root / "ran.txt").exists():  # noqa: ASYNC110 - a file, no event
                 await anyio.sleep(0.05)
     assert (root / "ran.txt").read_text() == "written"
+    await executor.aclose()
+
+
+async def test_over_the_stateless_protocol_a_closed_connection_cancels_the_tool(
+    tmp_path: Path,
+) -> None:
+    """Over the stateless protocol closing a request's connection is how a client cancels it
+    (there is no session to send a cancel on): a tool running when its client is killed with
+    SIGKILL is cancelled, and writes nothing."""
+    root = tmp_path / "root"
+    root.mkdir()
+    started = anyio.Event()
+    cancelled = anyio.Event()
+
+    @tool
+    async def slow(path: str, content: str) -> str:
+        """Write ``content`` to ``path`` once the test lets it (it never does)."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        (root / path).write_text(content)
+        return "written"
+
+    executor = Executor(
+        ToolRegistry([slow]),
+        policy=Policy(allow=["slow"], root=root),
+        approvals=SqliteApprovalStore(tmp_path / "state" / "approvals.sqlite3"),
+    )
+    async with serving(executor, heartbeat=5.0) as url:
+        with (tmp_path / "client.log").open("w") as log:
+            client = await anyio.open_process(
+                [*CLIENT, "http", url, "ran.txt", "stateless-slow"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            with anyio.fail_after(30):
+                await started.wait()
+        finally:
+            client.send_signal(signal.SIGKILL)
+            await client.wait()
+        with anyio.fail_after(30):
+            await cancelled.wait()
+    assert not (root / "ran.txt").exists()
     await executor.aclose()

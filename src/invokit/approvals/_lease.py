@@ -10,8 +10,10 @@ says why (:func:`lapse_decision`). An approval without a lease (nobody waits for
 was told "approval required" and will call again) never lapses; it expires as before.
 
 The call's :class:`Lease` is found through a context variable (:func:`current_lease`), set by
-:func:`leased` around the waiting call: the executor takes the lease right after it records the
-request, without the server or the executor handing each other more than that.
+:func:`leased` around the waiting call: the executor records the request through it
+(:meth:`Lease.put`), so the question is born leased, in one step of the store
+(:meth:`LeasedStore.put_leased`), without the server or the executor handing each other more
+than that.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import anyio
 
-from invokit.approvals._models import ApprovalDecision, ApprovalRecord
+from invokit.approvals._models import ApprovalDecision, ApprovalRecord, ApprovalRequest
+
+if TYPE_CHECKING:
+    from invokit.approvals._store import ApprovalStore
 
 logger = logging.getLogger("invokit.approvals")
 
@@ -38,6 +43,12 @@ DEFAULT_LEASE = 10.0
 @runtime_checkable
 class LeasedStore(Protocol):
     """The lease methods of an approval store (the memory, SQLite and PostgreSQL stores)."""
+
+    async def put_leased(self, request: ApprovalRequest, until: float) -> None:
+        """Store a new pending approval born with its lease (held until the epoch time
+        ``until``), in one step: a process that dies right after leaves a lease that runs
+        out, never a question without one. An id that is already there is an error."""
+        ...
 
     async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
         """Hold the lease of a pending approval until the epoch time ``until`` (``None``:
@@ -186,9 +197,25 @@ class Lease:
             else:
                 self.keeper.nudge()
 
+    async def put(self, store: ApprovalStore, request: ApprovalRequest) -> None:
+        """Record ``request`` in ``store`` (the executor's; the keeper's when leases are held)
+        born with its lease, in one step, when a keeper renews it: a process that dies right
+        after leaves a lease that runs out. Raises what the store's ``put`` raises."""
+        keeper = self.keeper
+        if keeper.store is None or not keeper.running or keeper.store is not cast(object, store):
+            # Nobody would renew it: no lease rather than one that runs out.
+            await store.put(request)
+        else:
+            keeper._active[self] = None
+            await keeper.store.put_leased(request, time.time() + keeper.ttl)
+        self.held[request.id] = None
+        if self.abandoned:
+            self._end(None)
+
     async def hold(self, approval_id: str) -> None:
-        """Take the lease of a request just recorded, when a keeper renews it (best effort: a
-        store that fails leaves it without one, as before leases)."""
+        """Take the lease of a request recorded earlier that this call waits on again (a call
+        rejoined, a stateless retry), when a keeper renews it (best effort: a store that fails
+        leaves it without one, as before leases)."""
         self.held[approval_id] = None
         if self.abandoned:
             self._end(None)

@@ -105,10 +105,18 @@ class MemoryApprovalStore:
             return changed
 
     async def put(self, request: ApprovalRequest) -> None:
+        self._insert(request, None)
+
+    async def put_leased(self, request: ApprovalRequest, until: float) -> None:
+        self._insert(request, until)
+
+    def _insert(self, request: ApprovalRequest, lease_until: float | None) -> None:
         with self._lock:
             if request.id in self._records:
                 raise already_stored("approval", request.id)
             self._records[request.id] = ApprovalRecord(request=request, status="pending")
+            if lease_until is not None:
+                self._leases[request.id] = lease_until
             key = (request.call.id, request.session_id, request.project)
             self._call_ids.add(request.call.id)
             newest = self._by_call.get(key)

@@ -129,11 +129,17 @@ class SqliteApprovalStore:
     # -- the store --------------------------------------------------------------------------
 
     async def put(self, request: ApprovalRequest) -> None:
+        await self._insert(request, None)
+
+    async def put_leased(self, request: ApprovalRequest, until: float) -> None:
+        await self._insert(request, until)
+
+    async def _insert(self, request: ApprovalRequest, lease_until: float | None) -> None:
         def insert(conn: sqlite3.Connection) -> None:
             try:
                 conn.execute(
                     "INSERT INTO approvals (id, tool, session_id, status, request, created_at, "
-                    "expires_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
+                    "expires_at, lease_until) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
                     (
                         request.id,
                         request.tool,
@@ -141,6 +147,7 @@ class SqliteApprovalStore:
                         core.request_text(request),
                         request.created_at,
                         request.expires_at,
+                        lease_until,
                     ),
                 )
             except sqlite3.IntegrityError:

@@ -43,7 +43,7 @@ from invokit.permissions import request_to_dict
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRequest
+    from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalStore
     from invokit.execution._decision import Verdict
     from invokit.execution._doors import Answering, Asking
 
@@ -90,12 +90,11 @@ async def ask(
         deciders=ex._policy.deciders(question.rule),
     )
     try:
-        await ex.approvals.put(request)
+        await _record(ex.approvals, request)
     except Exception as exc:  # no store, no approval: refuse rather than run
         return ex._failed(
             call, start, "approval_unavailable", f"Approval could not be recorded: {exc!r}"
         )
-    await _hold(request)
     if "approval_requested" in ex._sinks_for:
         ex._emit(
             "approval_requested",
@@ -117,9 +116,21 @@ async def ask(
     return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
 
 
+async def _record(store: ApprovalStore, request: ApprovalRequest) -> None:
+    """Store the question. It lives only as long as its caller: when a server waits for it on
+    behalf of a connected client (a lease in this context), it is stored already leased."""
+    from invokit.approvals.internal import current_lease
+
+    lease = current_lease()
+    if lease is None:
+        await store.put(request)
+    else:
+        await lease.put(store, request)
+
+
 async def _hold(request: ApprovalRequest) -> None:
-    """The question lives only as long as its caller: when a server waits for it on behalf of
-    a connected client (a lease in this context), the lease is taken now."""
+    """A question asked before, waited on again (a call rejoined): when a server waits for
+    it on behalf of a connected client (a lease in this context), the lease is taken now."""
     from invokit.approvals.internal import current_lease
 
     lease = current_lease()

@@ -227,10 +227,12 @@ class ToolServer:
         try:
             answer = await self._leased(ctx, call, params)
         except anyio.get_cancelled_exc_class():
-            # The client cancelled the call, timed out or went away: its questions are
-            # withdrawn, so no answer given later can run a call the client was told failed.
+            # The client cancelled the call, timed out or went away (over the stateless
+            # protocol the SDK cancels the handler when the POST's connection closes): its
+            # questions are withdrawn, so no answer given later can run a call the client was
+            # told failed.
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                await self._withdraw(call)
+                await self._withdraw(call, _retried(ctx, params))
             raise
         finally:
             await self._written()
@@ -265,7 +267,7 @@ class ToolServer:
         # cancellation goes on, as if the wait had not ended first.
         await anyio.lowlevel.checkpoint_if_cancelled()
         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-            await self._withdraw(call)
+            await self._withdraw(call, _retried(ctx, params))
         record = lost[0] if lost else None
         if record is not None and record.decision is not None:
             return error_dict("approval_denied", denied_by(record.request, record.decision))
@@ -310,34 +312,40 @@ class ToolServer:
         reporter: ProgressReporter | None,
         params: types.CallToolRequestParams,
     ) -> dict[str, Any]:
-        if params.request_state is not None and _stateless(ctx):
-            # The retry of a call this server answered with ``input_required``: the state is
-            # the approval id, sealed and bound to this tool and these arguments by the SDK.
+        retried = _retried(ctx, params)
+        if retried is not None:
             answer = read_input_response(params.input_responses, APPROVAL_INPUT)
-            return await self._decide(ctx, params.request_state, answer, reporter)
+            return await self._decide(ctx, retried, answer, reporter)
         with trace_context(ctx.meta):
             outcome = await self.executor.execute(call, on_progress=reporter)
             if isinstance(outcome, Interrupted):
                 return await self._interrupted(ctx, outcome, reporter)
         return self._answer(outcome.result)
 
-    async def _pending_for(self, call: ToolCall) -> list[ApprovalRequest]:
+    async def _pending_for(
+        self, call: ToolCall, retried: str | None = None
+    ) -> list[ApprovalRequest]:
         """The approvals still waiting for ``call``, or for a call it made (a compose
-        script's child, which pauses the script)."""
+        script's child, which pauses the script), and ``retried`` (the approval a stateless
+        retry waits on, asked by an earlier request)."""
         return [
             r
             for r in await self.executor.approvals.list_pending()
-            if r.session_id == call.session_id
-            and (r.call.id == call.id or (parent_of(r.call) or {}).get("id") == call.id)
+            if r.id == retried
+            or (
+                r.session_id == call.session_id
+                and (r.call.id == call.id or (parent_of(r.call) or {}).get("id") == call.id)
+            )
         ]
 
-    async def _withdraw(self, call: ToolCall) -> None:
-        """Deny (``withdrawn``) every request of ``call`` that is still pending."""
+    async def _withdraw(self, call: ToolCall, retried: str | None = None) -> None:
+        """Deny (``withdrawn``) every request of ``call`` that is still pending, and the
+        approval ``retried`` that a stateless retry waits on."""
         from invokit.approvals import ApprovalDecision
         from invokit.execution.internal import emit_resolved
 
         try:
-            pending = await self._pending_for(call)
+            pending = await self._pending_for(call, retried)
         except Exception as exc:
             logger.warning("cannot withdraw the approvals of call %s: %r", call.id, exc)
             return
@@ -620,6 +628,15 @@ class ToolServer:
                 yield {}
             finally:
                 group.cancel_scope.cancel()
+
+
+def _retried(ctx: Context, params: types.CallToolRequestParams) -> str | None:
+    """The approval a stateless retry answers (a call this server answered with
+    ``input_required``): the state is the approval id, sealed and bound to this tool and these
+    arguments by the SDK. ``None`` for any other call."""
+    if params.request_state is not None and _stateless(ctx):
+        return params.request_state
+    return None
 
 
 def _stateless(ctx: Context) -> bool:

@@ -13,6 +13,7 @@ import logging
 import time
 
 from invokit.approvals import ApprovalRequest, ApprovalStore
+from invokit.approvals.internal import current_lease
 
 logger = logging.getLogger("invokit.mcp")
 
@@ -25,6 +26,11 @@ async def wait_for_decision(store: ApprovalStore, request: ApprovalRequest, wait
     waiter = getattr(store, "wait_decided", None)
     if timeout <= 0 or waiter is None:
         return False
+    lease = current_lease()
+    if lease is not None:
+        # Waited on for a caller (a stateless retry asked by an earlier request, too): leased
+        # while it waits, so it goes with the caller or with this process.
+        await lease.hold(request.id)
     try:
         record = await waiter(request.id, timeout)
     except Exception as exc:  # the request stays pending: the model is told to call again

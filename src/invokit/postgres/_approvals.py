@@ -133,11 +133,17 @@ class PostgresApprovalStore:
     # -- the store --------------------------------------------------------------------------
 
     async def put(self, request: ApprovalRequest) -> None:
+        await self._insert(request, None)
+
+    async def put_leased(self, request: ApprovalRequest, until: float) -> None:
+        await self._insert(request, until)
+
+    async def _insert(self, request: ApprovalRequest, lease_until: float | None) -> None:
         async with self._db.connection() as conn:
             cursor = await conn.execute(
                 "INSERT INTO invokit_approvals (id, tool, call_id, session_id, project, "
-                "spec_fingerprint, arguments_hash, status, request, created_at, expires_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s) "
+                "spec_fingerprint, arguments_hash, status, request, created_at, expires_at, "
+                "lease_until) VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s) "
                 "ON CONFLICT (id) DO NOTHING",
                 (
                     stored(request.id),
@@ -150,6 +156,7 @@ class PostgresApprovalStore:
                     core.request_text(request),
                     request.created_at,
                     request.expires_at,
+                    lease_until,
                 ),
             )
             if cursor.rowcount != 1:

@@ -118,3 +118,36 @@ async def test_another_process_sees_the_lease_run_out(
     with pytest.raises(ApprovalAlreadyUsed, match="withdrawn: its caller went away"):
         await cli.resolve(request.id, YES)
     assert [r.request.id for r in await leased(cli).withdraw_lapsed()] == [request.id]
+
+
+async def test_a_question_born_leased_lapses_without_a_renewal(
+    twins: tuple[ApprovalStore, ApprovalStore], clock: Clock
+) -> None:
+    """A question stored with its lease in one step (its process then died before renewing
+    it): another connection sees it pending, then withdrawn once the lease runs out."""
+    holder, cli = twins
+    request = make_request(clock)
+    await leased(holder).put_leased(request, clock.now + 10)
+    assert [r.id for r in await cli.list_pending()] == [request.id]
+    clock.now += 11
+    with pytest.raises(ApprovalAlreadyUsed, match="withdrawn: its caller went away"):
+        await cli.resolve(request.id, YES)
+    assert [r.request.id for r in await leased(cli).withdraw_lapsed()] == [request.id]
+
+
+async def test_a_question_born_leased_is_a_question_like_any_other(
+    store: ApprovalStore, clock: Clock
+) -> None:
+    """Stored leased, the question waits, is renewed and approved as one stored by ``put``;
+    its id cannot be stored twice, either way."""
+    request = make_request(clock)
+    await leased(store).put_leased(request, clock.now + 10)
+    with pytest.raises(ValueError, match="already stored"):
+        await leased(store).put_leased(request, clock.now + 10)
+    with pytest.raises(ValueError, match="already stored"):
+        await store.put(request)
+    clock.now += 8
+    assert (await leased(store).renew_lease(request.id, clock.now + 10)).status == "pending"
+    clock.now += 8
+    assert await leased(store).withdraw_lapsed() == []
+    assert (await store.resolve(request.id, YES)).status == "approved"
