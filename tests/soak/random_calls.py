@@ -345,11 +345,16 @@ def _share(job: tuple[int, int, int, int, int]) -> Tally:
     calls, seed, concurrency, worker, workers = job
     began = time.monotonic()
 
+    shown = [0]
+
     def progress(tally: Tally) -> None:
+        # A failure is shown when it is found, not only at the end of a long run.
+        news = [f"\n    - {example}" for example in tally.examples[shown[0] :]]
+        shown[0] = len(tally.examples)
         print(
             f"  … worker {worker}: {tally.calls} calls, {time.monotonic() - began:.0f} s: "
             f"escaped {tally.escaped}, execution_failed {tally.execution_failed}, "
-            f"over the limit {tally.over_limit}",
+            f"over the limit {tally.over_limit}{''.join(news)}",
             flush=True,
         )
 
