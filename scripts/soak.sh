@@ -8,7 +8,7 @@
 #
 # SEED picks the random calls (0), SHUFFLE_SEED the shuffled order (random, printed).
 #
-# It takes about an hour and a half (a million calls: about 20 minutes) and both cores: run it on a machine of your own, not a shared one.
+# It takes about an hour and a half (a million calls: about 11 minutes) and both cores: run it on a machine of your own, not a shared one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
