@@ -50,14 +50,21 @@ lint:
 typecheck:
 	$(BIN)/mypy --strict src tests
 
+# The suite on two worker processes (pytest-xdist), a test module to a worker (its module
+# fixtures are made once, its tests share them in order): most tests wait on subprocesses,
+# servers and databases, so two workers keep both cores busy. PYTEST_PARALLEL= runs it serially.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
+export PYTEST_PARALLEL
+
 pytest:
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_PARALLEL)
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
 
-# The suite RUNS times under the load of a second full run, once shuffled, then CALLS random
-# calls through the executor (see CONTRIBUTING.md). Hours, and both cores: not on a shared box.
+# The suite RUNS times under the load of a second full run, once shuffled, both with make
+# test's PYTEST_PARALLEL, then CALLS random calls through the executor on one worker process a
+# core (see CONTRIBUTING.md). About an hour and a half, both cores: not on a shared box.
 RUNS ?= 5
 CALLS ?= 1000000
 soak: install

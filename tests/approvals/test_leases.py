@@ -1,17 +1,20 @@
 """The SQLite store's leases: a file written before them gains the column, and a resume of a
-question whose lease ran out runs nothing. What every store does with a lease is in
+question whose lease ran out runs nothing; the keeper renews while a sweep is slow. What every store does with a lease is in
 ``contract/test_leases.py``."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from invokit import Executor, Policy, ToolCall
-from invokit.approvals import SqliteApprovalStore
+from invokit.approvals import ApprovalRecord, MemoryApprovalStore, SqliteApprovalStore
+from invokit.approvals._lease import LeaseKeeper, leased
 from invokit.builtin import filesystem
 from invokit.execution import Failed, Interrupted
 
@@ -77,3 +80,42 @@ async def test_resume_of_a_question_whose_lease_ran_out_runs_nothing(
     assert "went away" in resumed.result.error.message
     assert not (root / "x.txt").exists()
     await executor.aclose()
+
+
+class SlowToSweep(MemoryApprovalStore):
+    """A memory store whose sweep of lapsed questions never finishes (a database withdrawing
+    many of them under load), and which counts the renewals of each lease."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.renewed = 0
+        self.renewed_again = anyio.Event()
+
+    async def renew_lease(self, approval_id: str, until: float | None) -> ApprovalRecord:
+        self.renewed += 1
+        if self.renewed >= 3:  # taken, then renewed twice by the keeper
+            self.renewed_again.set()
+        return await super().renew_lease(approval_id, until)
+
+    async def withdraw_lapsed(self) -> list[ApprovalRecord]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_a_slow_sweep_does_not_hold_back_the_renewals() -> None:
+    """Recording other processes' lapsed questions as withdrawn can take long on a loaded
+    database; meanwhile this process's own leases are still renewed (before, the renewals
+    waited for the sweep and the leases ran out behind it)."""
+    store = SlowToSweep()
+    request = make_request(Clock(time.time()))
+    await store.put(request)
+    keeper = LeaseKeeper(store, ttl=0.3)
+    async with anyio.create_task_group() as group:
+        group.start_soon(keeper.run)
+        await anyio.wait_all_tasks_blocked()
+        with leased(keeper, lambda record: None) as lease:
+            await lease.hold(request.id)
+            with anyio.fail_after(30):
+                await store.renewed_again.wait()
+        group.cancel_scope.cancel()
+    assert (await store.get(request.id)).status == "pending"

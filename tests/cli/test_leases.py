@@ -78,6 +78,24 @@ async def pending(state: Path, path: str, *store: str) -> str:
             await anyio.sleep(0.2)
 
 
+async def asked(state: Path, path: str) -> str:
+    """The id of the question asked for writing ``path``, once the audit log records it, in
+    whatever state it is now: a question that may be withdrawn within seconds (its client gives
+    up) can be gone from ``approvals list`` before a loaded machine's first look."""
+    with anyio.fail_after(60):
+        while True:
+            status, out = await cli(state, "audit", "--json", "--last", "0")
+            assert status == 0, out
+            for line in out.splitlines():
+                record = json.loads(line) if line.startswith("{") else {}
+                data = record.get("data", {})
+                if record.get("type") == "approval_requested" and (
+                    data.get("arguments", {}).get("path") == path
+                ):
+                    return str(data["id"])
+            await anyio.sleep(0.2)
+
+
 async def withdrawn(state: Path, approval_id: str, *store: str) -> dict[str, Any]:
     """The record of ``approval_id`` once ``approvals show`` says it was withdrawn."""
     with anyio.fail_after(60):
@@ -146,7 +164,7 @@ async def test_a_client_request_timeout_withdraws_its_question(tmp_path: Path) -
         http_server(root, state) as (url, _),
         client(root, state, "http", url, "t.txt", "timeout"),
     ):
-        approval = await pending(state, "t.txt")
+        approval = await asked(state, "t.txt")
         await withdrawn(state, approval)
         await refused(state, approval)
     assert not (root / "t.txt").exists()

@@ -234,17 +234,38 @@ def test_a_client_that_disconnects_withdraws_its_question(
     anyio.run(leave_mid_question)
     terminal.wait_for(r"withdrawn: the caller went away")
     terminal.keys("y")
-    time.sleep(1.0)
+
+    async def still_serving() -> tuple[str, str]:
+        # The next question is answered "n": keys are read in order, so once that answer
+        # has come back the stray "y" has been read too, and it approved nothing (neither
+        # the withdrawn write nor, kept for later, this one).
+        async with http_session(url, Asker()) as session, anyio.create_task_group() as group:
+            read = text_of(await session.call_tool("fs.read", {"path": "README.md"}))
+            answer: list[str] = []
+
+            async def write() -> None:
+                result = await session.call_tool("fs.write", {"path": "after.txt", "content": "x"})
+                answer.append(text_of(result))
+
+            group.start_soon(write)
+            ready = r"\? (apr_[A-Za-z0-9_-]+) fs\.write after\.txt[^\n]*? y/s/a/n: "
+            found = await anyio.to_thread.run_sync(terminal.wait_for, ready)
+            terminal.keys("-l", "n")
+            await anyio.to_thread.run_sync(
+                terminal.wait_for, rf"Reason for denying {found.group(1)}"
+            )
+            terminal.keys("-l", "not now")
+            terminal.keys("Enter")
+        return read, answer[0]
+
+    read, refused = anyio.run(still_serving)
+    assert "Served" in read
+    assert "not now" in refused
     assert not (root / "gone.txt").exists()
+    assert not (root / "after.txt").exists()
     assert "→ approved" not in terminal.text()
-
-    async def still_serving() -> str:
-        async with http_session(url, Asker()) as session:
-            result = await session.call_tool("fs.read", {"path": "README.md"})
-            return text_of(result)
-
-    assert "Served" in anyio.run(still_serving)
     records = [json.loads(x) for x in (tmp_path / "state" / "audit.jsonl").read_text().splitlines()]
-    (withdrawn,) = [r for r in records if r["type"] == "approval_resolved"]
+    withdrawn, refused_record = [r for r in records if r["type"] == "approval_resolved"]
     assert withdrawn["data"]["verdict"] == "withdrawn"
     assert withdrawn["data"]["by"] == "executor"
+    assert refused_record["data"]["verdict"] != "approved"

@@ -232,7 +232,9 @@ async def _async_defaults(city: str, n: int = 3) -> None: ...
 
 
 @pytest.mark.parametrize(
-    "fn", [_every_kind, _positional_only, _keyword_only, _nothing, _async_defaults], ids=repr
+    "fn",
+    [_every_kind, _positional_only, _keyword_only, _nothing, _async_defaults],
+    ids=lambda fn: fn.__name__,
 )
 def test_parameters_read_from_the_code_object_match_inspect(fn: Any) -> None:
     """The fast reading of a plain function's parameters agrees with inspect.signature."""

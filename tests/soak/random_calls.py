@@ -14,20 +14,23 @@ broken JSON text, huge and deep values). The run reports how many calls
 
 and exits 1 unless all three are zero::
 
-    .venv/bin/python -m tests.soak.random_calls --calls 20000 --seed 1
+    .venv/bin/python -m tests.soak.random_calls --calls 20000 --seed 1 --workers 2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import random
+import shutil
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,21 +210,42 @@ class Arguments:
             return value
 
 
+ROUND = 2_000
+"""Calls between two resets of the scratch folder. The calls write and make folders under
+random names; left to grow over a million calls, the root would hold tens of thousands of
+entries and every call would pay for listing them. A fresh folder each round keeps each call's
+cost that of a call on an ordinary project, and every call still reaches a real tool."""
+
+
+def _fresh(root: Path) -> None:
+    """The scratch folder as each round starts: a file, and a folder with a file in it."""
+    for entry in root.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+    (root / "a.txt").write_text("hello\n" * 100)
+    (root / "sub").mkdir(exist_ok=True)
+    (root / "sub" / "b.py").write_text('print("b")\n' * 100)
+
+
 async def soak(
     calls: int,
     seed: int,
     *,
     concurrency: int = 1,
+    indexes: range | None = None,
     progress: Callable[[Tally], None] | None = None,
 ) -> Tally:
-    """Run ``calls`` random calls through a fresh executor of every built-in tool,
-    ``concurrency`` at a time. Each call's arguments come from its own generator, seeded by
-    ``seed`` and its index, so a seed gives the same calls however they interleave."""
+    """Run random calls through a fresh executor of every built-in tool, ``concurrency`` at a
+    time: the calls numbered ``indexes`` (all ``calls`` of them by default; a worker process
+    of :func:`main` takes every n-th). Each call's arguments come from its own generator,
+    seeded by ``seed`` and its index, so a seed gives the same calls however they interleave
+    or are shared out. The scratch folder starts afresh every :data:`ROUND` calls."""
     tally = Tally()
+    indexes = range(calls) if indexes is None else indexes
     root = Path(tempfile.mkdtemp(prefix="invokit-soak-"))
-    (root / "a.txt").write_text("hello\n" * 100)
-    (root / "sub").mkdir()
-    (root / "sub" / "b.py").write_text('print("b")\n' * 100)
+    _fresh(root)
     spills = ArtifactStore()
     spilled = spills.put('spilled \x01"\\\n' * 20_000)
     with RecordingServer("127.0.0.2").running() as site:
@@ -242,7 +266,6 @@ async def soak(
         )
         schemas = {spec.name: dict(spec.input_schema) for spec in registry.specs()}
         names = sorted(schemas)
-        indexes = iter(range(calls))
 
         def call_at(index: int) -> ToolCall:
             rng = random.Random(seed * 1_000_003 + index)
@@ -254,19 +277,23 @@ async def soak(
 
         reported = [0]
 
-        async def worker() -> None:
-            for index in indexes:  # shared: each index is taken by one worker
+        async def worker(round_: Iterator[int]) -> None:
+            for index in round_:  # shared: each index is taken by one worker
                 await _one(executor, tally, call_at(index))
                 if progress is not None and tally.calls - reported[0] >= 10_000:
                     reported[0] = tally.calls
                     progress(tally)
 
         try:
-            async with anyio.create_task_group() as group:
-                for _ in range(max(1, concurrency)):
-                    group.start_soon(worker)
+            for start in range(0, len(indexes), ROUND):
+                round_ = iter(indexes[start : start + ROUND])
+                async with anyio.create_task_group() as group:
+                    for _ in range(max(1, concurrency)):
+                        group.start_soon(worker, round_)
+                _fresh(root)
         finally:
             await executor.aclose()
+            shutil.rmtree(root, ignore_errors=True)
     return tally
 
 
@@ -313,28 +340,66 @@ def report(tally: Tally, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _share(job: tuple[int, int, int, int, int]) -> Tally:
+    """One worker process's part of the soak: every ``workers``-th call from ``worker`` on."""
+    calls, seed, concurrency, worker, workers = job
+    began = time.monotonic()
+
+    shown = [0]
+
+    def progress(tally: Tally) -> None:
+        # A failure is shown when it is found, not only at the end of a long run.
+        news = [f"\n    - {example}" for example in tally.examples[shown[0] :]]
+        shown[0] = len(tally.examples)
+        print(
+            f"  … worker {worker}: {tally.calls} calls, {time.monotonic() - began:.0f} s: "
+            f"escaped {tally.escaped}, execution_failed {tally.execution_failed}, "
+            f"over the limit {tally.over_limit}{''.join(news)}",
+            flush=True,
+        )
+
+    share = range(worker, calls, workers)
+    return anyio.run(
+        lambda: soak(calls, seed, concurrency=concurrency, indexes=share, progress=progress)
+    )
+
+
+def _merged(tallies: list[Tally]) -> Tally:
+    total = Tally()
+    for tally in tallies:
+        total.calls += tally.calls
+        total.escaped += tally.escaped
+        total.execution_failed += tally.execution_failed
+        total.over_limit += tally.over_limit
+        total.hung += tally.hung
+        total.outcomes.update(tally.outcomes)
+        total.examples += tally.examples[: 20 - len(total.examples)]
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument("--concurrency", type=int, default=16, help="calls in flight per worker")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes, each with its own executor and scratch folder (one per core)",
+    )
     options = parser.parse_args(argv)
     began = time.monotonic()
-
-    def progress(tally: Tally) -> None:
-        print(
-            f"  … {tally.calls} calls, {time.monotonic() - began:.0f} s: escaped "
-            f"{tally.escaped}, execution_failed {tally.execution_failed}, "
-            f"over the limit {tally.over_limit}",
-            flush=True,
-        )
-
-    tally = anyio.run(
-        lambda: soak(
-            options.calls, options.seed, concurrency=options.concurrency, progress=progress
-        )
+    workers = max(1, options.workers)
+    jobs = [(options.calls, options.seed, options.concurrency, w, workers) for w in range(workers)]
+    # spawn: a fresh interpreter per worker, no threads or loops inherited from this one.
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers) as pool:
+        tally = _merged(pool.map(_share, jobs))
+    seconds = time.monotonic() - began
+    print(
+        report(tally, seconds).replace("seed as given", f"seed {options.seed}, {workers} workers")
     )
-    print(report(tally, time.monotonic() - began).replace("seed as given", f"seed {options.seed}"))
     return 0 if tally.clean else 1
 
 

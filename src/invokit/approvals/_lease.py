@@ -136,18 +136,34 @@ class LeaseKeeper:
         self._nudged.set()
 
     async def run(self) -> None:
-        """Renew every ``ttl / 3`` seconds (and when nudged) until cancelled."""
+        """Renew every ``ttl / 3`` seconds (and when nudged), and record the lapsed questions
+        of every process as often, until cancelled.
+
+        The two are separate loops: withdrawing many lapsed questions (one transaction and
+        audit record each, on a loaded database) must not hold back the renewals, or this
+        process's own leases would run out behind it.
+        """
         self.running = True
         try:
-            while True:
-                with anyio.move_on_after(self.ttl / 3 if self.store is not None else math.inf):
-                    await self._nudged.wait()
-                self._nudged = anyio.Event()
-                for lease in list(self._active):
-                    await lease.renew()
-                await self.sweep()
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._sweeping)
+                while True:
+                    with anyio.move_on_after(self._every):
+                        await self._nudged.wait()
+                    self._nudged = anyio.Event()
+                    for lease in list(self._active):
+                        await lease.renew()
         finally:
             self.running = False
+
+    @property
+    def _every(self) -> float:
+        return self.ttl / 3 if self.store is not None else math.inf
+
+    async def _sweeping(self) -> None:
+        while True:
+            await anyio.sleep(self._every)
+            await self.sweep()
 
     async def sweep(self) -> None:
         """Record the questions whose lease ran out (in any process) as withdrawn."""

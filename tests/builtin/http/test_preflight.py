@@ -61,6 +61,18 @@ REFUSED = [
         "limited", {"url": "https://example.com/", "body": "x"}, RetryWithFeedback, id="get-body"
     ),
     pytest.param("limited", {"url": "https://exa mple.com/"}, ToolError, id="invalid-url"),
+    pytest.param(  # found by the soak: h11 refused it on the wire, an execution_failed
+        "limited",
+        {"url": "https://example.com/", "headers": {".git/config": "x"}},
+        RetryWithFeedback,
+        id="header-name-not-a-token",
+    ),
+    pytest.param(
+        "limited",
+        {"url": "https://example.com/", "headers": {"X-A": "a\r\nHost: evil.test"}},
+        RetryWithFeedback,
+        id="header-value-control-characters",
+    ),
     pytest.param("open_hosts", {"url": "http://127.0.0.1/"}, AccessDenied, id="loopback"),
     pytest.param("open_hosts", {"url": "http://0x7f.1/"}, AccessDenied, id="hex-loopback"),
     pytest.param("open_hosts", {"url": "http://[::1]:8080/"}, AccessDenied, id="ipv6-loopback"),

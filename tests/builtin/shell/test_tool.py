@@ -302,3 +302,23 @@ def test_git_global_options_do_not_dodge_argv_rules(root: Path, argv: list[str])
     plain = ["git", "--no-pager", "status"]
     requests = tool.permissions(tool.validate({"command": plain}), ToolContext())
     assert policy.decide(tool.spec, {"command": plain}, requests).verdict == "allow"
+
+
+@pytest.mark.anyio
+async def test_a_cwd_removed_before_the_command_starts_is_a_retry(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another call removes the ``cwd`` folder after it was checked and before the command
+    starts (found by the soak's concurrent random calls): the model is told to retry with a
+    cwd that exists, not that the tool failed to start."""
+    (root / "gone").mkdir()
+    execute = importlib.import_module("invokit.builtin.shell._execute")
+    real = execute.run_process
+
+    async def removed_first(*args: Any, **kwargs: Any) -> Any:
+        (root / "gone").rmdir()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(execute, "run_process", removed_first)
+    with pytest.raises(RetryWithFeedback, match="cwd is not a directory"):
+        await _run(_tool(root), "ls", cwd="gone")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -259,6 +260,10 @@ def _request_headers(headers: Mapping[str, str]) -> httpx.Headers:
     return merged
 
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _merge_headers(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     bad = sorted(
         name
@@ -267,6 +272,15 @@ def _merge_headers(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[st
     )
     if bad:
         raise RetryWithFeedback(f"these headers are set by the tool and may not be given: {bad}")
+    # HTTP refuses these on the wire (h11 raises): the model's mistake, said before sending.
+    illegal = sorted(name for name in extra if not _TOKEN.fullmatch(name))
+    if illegal:
+        raise RetryWithFeedback(
+            f"these are not header names (letters, digits and !#$%&'*+-.^_`|~ only): {illegal}"
+        )
+    broken = sorted(name for name, value in extra.items() if _CONTROL.search(value))
+    if broken:
+        raise RetryWithFeedback(f"these headers' values hold control characters: {broken}")
     merged = dict(base)
     merged.update(extra)
     return merged

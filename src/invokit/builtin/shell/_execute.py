@@ -29,7 +29,7 @@ from invokit.builtin.shell._runner import KillTree, ProcessOutcome, run_process
 from invokit.builtin.shell._sandbox import bwrap_argv, find_bwrap, probe_done, read_bwrap_status
 from invokit.builtin.shell._scan import Scan, cached_scan, created_surfaces, scan
 from invokit.builtin.shell._settings import BASE_ENV, SandboxMode, ShellSettings
-from invokit.exceptions import ToolFailed
+from invokit.exceptions import RetryWithFeedback, ToolFailed
 from invokit.permissions.internal import opted_in, surface_parts
 
 __all__ = ["BASE_ENV", "SandboxMode", "ShellOutput", "ShellSettings", "execute", "resolve_cwd"]
@@ -184,6 +184,13 @@ async def _run(
             reap_after_exit=reap_after_exit,
         )
     except OSError as error:
+        if isinstance(error, FileNotFoundError) and not os.path.isdir(workdir):  # noqa: ASYNC240
+            # The folder was checked, then another call removed or moved it before the command
+            # started: the model's cwd is wrong now, not the tool broken.
+            raise RetryWithFeedback(
+                "cwd is not a directory under the root any more (it was removed or moved "
+                "before the command started)"
+            ) from error
         raise ToolFailed(f"Could not start {argv[0]!r}: {error.strerror or error}") from error
 
 
