@@ -59,6 +59,37 @@ def test_a_traceback_keeps_its_lines_each_inert(capsys: pytest.CaptureFixture[st
     assert not any(line.startswith("12:00:00") for line in err.splitlines()), err
 
 
+def test_a_library_formatter_keeps_its_fields_and_its_text_is_inert(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A terminal handler that a library set up with a formatter of its own (uvicorn's default
+    logging, whose format names its ``levelprefix``) still lays its records out, inert: the
+    command line wraps that formatter instead of replacing it, which failed every record and
+    let logging's error report print the message raw."""
+    import logging.config
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    uvicorn_logger = logging.getLogger("uvicorn")
+    saved = list(uvicorn_logger.handlers), uvicorn_logger.propagate, uvicorn_logger.level
+    root = logging.getLogger()
+    before, last_resort, hook = list(root.handlers), logging.lastResort, sys.excepthook
+    logging.config.dictConfig(LOGGING_CONFIG)  # its handler writes to this test's stderr
+    try:
+        install_inert_logging()
+        logging.getLogger("uvicorn.error").warning("bad request: %s", HOSTILE)
+        err = capsys.readouterr().err
+    finally:
+        uvicorn_logger.handlers[:], uvicorn_logger.propagate = saved[0], saved[1]
+        uvicorn_logger.setLevel(saved[2])
+        root.handlers[:] = before
+        logging.lastResort, sys.excepthook = last_resort, hook
+        logging.captureWarnings(False)
+    assert "Logging error" not in err, err
+    assert err.startswith("WARNING:") and "bad request: \\x1b[2J" in err, err
+    assert err.count("\n") == 1 and "\x1b" not in err and "\x07" not in err, err
+
+
 @pytest.mark.usefixtures("inert_logging")
 def test_records_can_go_through_the_serve_board(capsys: pytest.CaptureFixture[str]) -> None:
     """While `serve` routes records through its board, each arrives there as one inert text

@@ -32,14 +32,27 @@ _STRUCTURE = frozenset(
 
 class InertFormatter(logging.Formatter):
     """A formatter whose every line is inert: the message on one line, a traceback line by
-    line."""
+    line. Given ``inner``, a handler's own formatter, that formatter still lays the message
+    out (a library's formatter may fill fields of its own, as uvicorn's ``levelprefix``)
+    and only its text is made inert."""
+
+    def __init__(
+        self,
+        fmt: str | None = None,
+        datefmt: str | None = None,
+        *,
+        inner: logging.Formatter | None = None,
+    ) -> None:
+        super().__init__(fmt, datefmt)
+        self._inner = inner
 
     def format(self, record: logging.LogRecord) -> str:
         # As logging.Formatter.format, without its cache of the traceback's text
         # (``record.exc_text``): another handler may have rendered it raw.
         record.message = record.getMessage()
-        if self.usesTime():
-            record.asctime = self.formatTime(record, self.datefmt)
+        timed = self if self._inner is None else self._inner
+        if timed.usesTime():
+            record.asctime = timed.formatTime(record, timed.datefmt)
         text = self.formatMessage(record)
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
@@ -50,6 +63,8 @@ class InertFormatter(logging.Formatter):
         return text
 
     def formatMessage(self, record: logging.LogRecord) -> str:
+        if self._inner is not None:
+            return printable(self._inner.formatMessage(record))
         return printable(super().formatMessage(record))
 
     def formatException(self, ei: Any) -> str:
@@ -122,8 +137,12 @@ def install_inert_logging() -> None:
             # Only handlers that write to the terminal; a capture (a file, a test's buffer)
             # keeps its own format.
             if type(handler) is logging.StreamHandler and handler.stream in terminals:
-                fmt = handler.formatter._fmt if handler.formatter is not None else FORMAT
-                handler.setFormatter(InertFormatter(fmt))
+                current = handler.formatter
+                if isinstance(current, InertFormatter):
+                    continue
+                handler.setFormatter(
+                    InertFormatter(FORMAT) if current is None else InertFormatter(inner=current)
+                )
 
 
 def _inert_excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
