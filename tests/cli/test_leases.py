@@ -26,7 +26,10 @@ pytestmark = pytest.mark.anyio
 
 LEASED = CONFIG + "\n[serve]\napproval_lease = 2\napproval_wait = 300\n"
 """Calls that nobody here can ask about wait (for ``invokit approvals``) far longer than any
-test runs, holding a short lease on their question."""
+test runs, holding a short lease on their question. The replicas here take their wait from
+this file: with the replicas' usual short ``--approval-wait`` a loaded machine's first look at
+``approvals list`` came after the wait had ended, the call had answered "approval required"
+and released its lease, and the client killed then had no question left to withdraw."""
 
 
 def leased_root(base: Path) -> tuple[Path, Path]:
@@ -329,7 +332,7 @@ async def test_a_client_ended_with_sigterm_withdraws_its_question_on_postgresql(
     root, state = leased_root(tmp_path)
     store = ("--state", postgres_url)
     with (
-        replica(root, state, postgres_url, 0) as (url, _),
+        replica(root, state, postgres_url, 0, wait=None) as (url, _),
         client(root, state, "http", url, "p.txt") as proc,
     ):
         approval = await pending(state, "p.txt", *store)
@@ -350,13 +353,14 @@ async def test_questions_die_with_their_callers_across_replicas(
     root, state = leased_root(tmp_path)
     store = ("--state", postgres_url)
     with ExitStack() as stack:
-        replicas = [stack.enter_context(replica(root, state, postgres_url, n)) for n in range(3)]
+        replicas = [
+            stack.enter_context(replica(root, state, postgres_url, n, wait=None)) for n in range(3)
+        ]
         urls = [url for url, _ in replicas]
 
         proc = stack.enter_context(client(root, state, "http", urls[1], "c.txt"))
         killed_client = await pending(state, "c.txt", *store)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        end(proc, signal.SIGKILL)  # killed while its call waits, not after it was answered
         await withdrawn(state, killed_client, *store)
         await refused(state, killed_client, *store)
 
@@ -374,6 +378,7 @@ async def test_questions_die_with_their_callers_across_replicas(
         async with anyio.create_task_group() as group:
             group.start_soon(ask_on_replica_0)
             orphan = await pending(state, "d.txt", *store)
+            assert not answers  # the call still waits when its replica dies
             replicas[0][1].send_signal(signal.SIGKILL)
             replicas[0][1].wait()
             record = await withdrawn(state, orphan, *store)

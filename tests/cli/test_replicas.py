@@ -29,9 +29,13 @@ calls which nobody approves come back as "approval required" and are retried."""
 
 
 @contextmanager
-def replica(root: Path, state: Path, url: str, n: int) -> Iterator[tuple[str, Any]]:
-    """One ``invokit serve --http`` on the shared database; its URL and process."""
+def replica(
+    root: Path, state: Path, url: str, n: int, wait: str | None = WAIT
+) -> Iterator[tuple[str, Any]]:
+    """One ``invokit serve --http`` on the shared database; its URL and process. ``wait`` is
+    its ``--approval-wait`` (``None``: the served root's ``invokit.toml`` decides)."""
     log = root.parent / f"replica-{n}.log"
+    waiting = [] if wait is None else ["--approval-wait", wait]
     with log.open("w") as out:
         process = subprocess.Popen(
             [
@@ -44,8 +48,7 @@ def replica(root: Path, state: Path, url: str, n: int) -> Iterator[tuple[str, An
                 "--no-ask",
                 "--state",
                 url,
-                "--approval-wait",
-                WAIT,
+                *waiting,
             ],
             cwd=root,
             env=subprocess_env(state),
