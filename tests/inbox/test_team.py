@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +17,9 @@ import anyio
 import httpx
 import pytest
 
-from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
-from tests.cli.serving import approval_id_of, ready_url
+from tests.cli.conftest import trust_config
+from tests.cli.serving import approval_id_of
+from tests.cli.test_replicas import replica
 from tests.inbox.support import csrf_of
 from tests.inbox.team_tools import EFFECTS
 from tests.inbox.test_inbox_oidc import agent, sign_in
@@ -55,41 +54,6 @@ inbox_client_id = "invokit-inbox"
 """
 
 
-@contextmanager
-def replica(root: Path, state: Path, database: str, n: int) -> Iterator[str]:
-    """One replica on the shared database; its MCP URL. A call waits for its answer."""
-    log = root.parent / f"replica-{n}.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [
-                invokit_bin(),
-                "serve",
-                "--http",
-                "--port",
-                "0",
-                "--json",
-                "--no-ask",
-                "--state",
-                database,
-                "--approval-wait",
-                "300",
-            ],
-            cwd=root,
-            env=subprocess_env(state),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            yield ready_url(process, log)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 def pending_ids(page: str, ids: dict[str, str]) -> set[str]:
     """Which of the named questions ``page`` lists."""
     return {name for name, approval_id in ids.items() if f'id="q-{approval_id}"' in page}
@@ -122,7 +86,10 @@ async def test_three_replicas_two_people_one_inbox(tmp_path: Path, postgres_url:
         root.mkdir()
         (root / "invokit.toml").write_text(config(issuer.url))
         trust_config(root / "invokit.toml", state)
-        urls = [stack.enter_context(replica(root, state, postgres_url, n)) for n in range(3)]
+        urls = [
+            stack.enter_context(replica(root, state, postgres_url, n, wait="300"))[0]
+            for n in range(3)
+        ]
         origins = [u.partition("/mcp")[0] for u in urls]
         await _scenario(issuer, urls, origins, root, postgres_url)
 
