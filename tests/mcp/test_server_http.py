@@ -253,7 +253,9 @@ async def served(server: Any) -> AsyncIterator[tuple[str, uvicorn.Server]]:
     sock = listening_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     app, _ = asgi_app(server, security=security_settings("127.0.0.1", port))
-    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # log_config=None, as invokit serve: uvicorn's own logging set-up would outlive this test
+    # in the process (its handlers on the "uvicorn" logger) and divert later tests' records.
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", log_config=None, lifespan="on"))
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(partial(http.serve, sockets=[sock]))

@@ -116,6 +116,9 @@ async def _run(
         uvicorn.Config(
             WithInbox(_not_found, page),
             log_level="warning",
+            # log_config=None: uvicorn's records go to the process's own logging, which the
+            # command line made inert; uvicorn's default set-up would write them raw.
+            log_config=None,
             lifespan="off",
             timeout_graceful_shutdown=3,
             access_log=False,
