@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -83,14 +81,31 @@ async def test_a_large_listing_pins_every_tool_in_one_write(tmp_path: Path) -> N
     assert turns >= 2
 
 
-async def test_a_large_listing_never_holds_the_loop_long(tmp_path: Path) -> None:
-    """Connecting to a server of 6,000 tools does its per-tool work (parsing the 800 KB answer,
-    the SDK's checks of every tool, converting and pinning) off the event loop or in short
-    steps: no step of the loop uses more than 40 ms of its thread's CPU time (about 100 ms before).
+async def test_a_large_listing_is_checked_a_batch_at_a_time_with_the_loop_served_between(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Connecting to a server of 6,000 tools checks the listing ``BATCH`` tools at a time, and
+    another task on the loop gets a turn between every two batches: no check of the whole page
+    in one go (the SDK's, which held the loop for 130 ms). How long a batch holds the loop on a
+    given machine is measured by ``benchmarks/listing_hold.py``, not asserted here."""
+    from itertools import pairwise
 
-    CPU time of the loop's thread, not wall time, so a loaded machine does not fail the test;
-    the collector is paused so its full collections, whose cost is that of the whole heap and
-    not of the listing's work, are not counted."""
+    from mcp_types import methods
+
+    from invokit.mcp._listing import BATCH
+
+    turns = 0
+    checked: list[tuple[int, int]] = []  # (tools in the part, the other task's turns by then)
+    check = methods.validate_server_result
+
+    def counted(method: str, version: str, part: dict[str, object]) -> object:
+        if method == "tools/list":
+            listed = part["tools"]
+            assert isinstance(listed, list)
+            checked.append((len(listed), turns))
+        return check(method, version, part)
+
+    monkeypatch.setattr(methods, "validate_server_result", counted)
     toolset = MCPToolset.stdio(
         sys.executable,
         [str(SERVER)],
@@ -99,29 +114,23 @@ async def test_a_large_listing_never_holds_the_loop_long(tmp_path: Path) -> None
         pins=PinStore(tmp_path / "pins.json"),
         connect_timeout=60,
     )
-    steps: list[float] = []
+    connected = anyio.Event()
 
-    async def tick() -> None:
-        last = time.thread_time()
-        while True:
-            await anyio.sleep(0.002)
-            now = time.thread_time()
-            steps.append(now - last)
-            last = now
+    async def other_task() -> None:
+        nonlocal turns
+        while not connected.is_set():
+            turns += 1
+            await anyio.lowlevel.checkpoint()
 
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(tick)
-            async with toolset:
-                assert len(toolset.names()) == 6001
-            group.cancel_scope.cancel()
-    finally:
-        if collecting:
-            gc.enable()
-    assert len(steps) > 10
-    assert max(steps) < 0.040, f"the loop was held for {max(steps) * 1000:.0f} ms of CPU time"
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_task)
+        async with toolset:
+            connected.set()
+            assert len(toolset.names()) == 6001
+    assert sum(size for size, _ in checked) == 6001
+    assert len(checked) == -(-6001 // BATCH)
+    assert all(size <= BATCH for size, _ in checked)
+    assert all(later > earlier for (_, earlier), (_, later) in pairwise(checked)), checked
 
 
 async def test_a_bad_tool_late_in_a_large_listing_is_refused_as_before(tmp_path: Path) -> None:
