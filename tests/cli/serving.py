@@ -6,17 +6,17 @@ import json
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.conftest import invokit_bin, subprocess_env, trust_config
 from tests.mcp.support import Asker
+from tests.mcp.support import http_session as support_session
 
 CONFIG = """\
 [tools.python]
@@ -93,14 +93,9 @@ def ready_url(process: subprocess.Popen[Any], log: Path, timeout: float = 60.0) 
     raise AssertionError("invokit serve did not start: " + log.read_text())
 
 
-@asynccontextmanager
-async def http_session(url: str, asker: Asker) -> AsyncIterator[ClientSession]:
-    async with (
-        streamable_http_client(url) as (read, write),
-        ClientSession(read, write, elicitation_callback=asker) as session,
-    ):
-        await session.initialize()
-        yield session
+def http_session(url: str, asker: Asker) -> AbstractAsyncContextManager[ClientSession]:
+    """An MCP SDK client session with ``invokit serve`` at ``url`` (``tests.mcp.support``'s)."""
+    return support_session(url, elicitation=asker)
 
 
 def error_kind(result: Any) -> str:

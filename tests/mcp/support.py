@@ -155,13 +155,28 @@ def call_request(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, 
 async def http_session(
     url: str, *, elicitation: ElicitationFnT | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialized SDK client session with the app over streamable HTTP."""
-    async with (
-        streamable_http_client(url) as (read, write),
-        ClientSession(read, write, elicitation_callback=elicitation) as session,
-    ):
-        await session.initialize()
-        yield session
+    """An initialized SDK client session with a server over streamable HTTP.
+
+    Leaving it while a call is still in flight (its task cancelled: the client gives up) is
+    the SDK client's own race: the call's late answer can reach the read stream the session
+    already closed, and the transport raises ``BrokenResourceError`` as it closes. That is the
+    client leaving, not something the server did, so it is not raised; an error the body
+    raised is, whatever its type, and so is every other error of the transport."""
+    raised = False
+    try:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicitation) as session,
+        ):
+            await session.initialize()
+            try:
+                yield session
+            except BaseException:
+                raised = True
+                raise
+    except* (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        if raised:
+            raise
 
 
 class Asker:
