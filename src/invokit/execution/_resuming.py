@@ -19,8 +19,8 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
 from invokit.execution._answers import emit_resolved
+from invokit.execution._asked import denied_by
 from invokit.execution._deciding import decide_step, validate_and_decide
-from invokit.execution._decision import denied_by
 from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
     ApprovalRequired,
