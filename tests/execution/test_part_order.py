@@ -33,7 +33,12 @@ import pytest
 
 import invokit.execution
 from invokit import ToolCall, tool
-from invokit.approvals import ApprovalStore, MemoryApprovalStore, SqliteApprovalStore
+from invokit.approvals import (
+    ApprovalDecision,
+    ApprovalStore,
+    MemoryApprovalStore,
+    SqliteApprovalStore,
+)
 from invokit.execution import (
     ApprovalRequired,
     Completed,
@@ -60,7 +65,7 @@ MODULES: dict[str, str | None] = {
     **dict.fromkeys(
         ("_deciding", "_decision", "_snapshot", "_standing", "_checkers", "_checking"), "decision"
     ),
-    **dict.fromkeys(("_approving", "_resuming", "_answers"), "approvals"),
+    **dict.fromkeys(("_approving", "_resuming", "_answers", "_scopes"), "approvals"),
     **dict.fromkeys(
         ("_running", "_hooks", "_invoke", "_limits", "_normalize", "_quotas", "_children"),
         "running",
@@ -298,6 +303,21 @@ async def test_a_call_under_a_standing_answer_visits_each_part_once_in_order(
     executor = _executor(store, tmp_path)
     asked = _asked(await executor.execute(_call("c1", path="a.txt")))
     await executor.resume(asked.id, approve=True, scope=scope)  # type: ignore[arg-type]
+    outcome, entered = await _traced(lambda: executor.execute(_call("c2", path="a.txt")))
+    assert _kind(outcome) is None
+    _assert_in_order(entered)
+    await executor.aclose()
+
+
+async def test_a_call_approved_elsewhere_visits_each_part_once_in_order(
+    store: ApprovalStore, tmp_path: Path
+) -> None:
+    """A person approved the question elsewhere (``invokit approvals approve``) and the model
+    calls again: the decision finds the approval, the approvals part uses it up (recording
+    its scope) and withdraws nothing else, and it runs."""
+    executor = _executor(store, tmp_path)
+    asked = _asked(await executor.execute(_call("c1", path="a.txt")))
+    await store.resolve(asked.id, ApprovalDecision(approved=True, by="ana"))
     outcome, entered = await _traced(lambda: executor.execute(_call("c2", path="a.txt")))
     assert _kind(outcome) is None
     _assert_in_order(entered)

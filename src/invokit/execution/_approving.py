@@ -38,7 +38,7 @@ from invokit.execution._resuming import decide_request as decide_request
 from invokit.execution._resuming import hold as hold
 from invokit.execution._resuming import not_permitted as not_permitted
 from invokit.execution._resuming import resume_other as resume_other
-from invokit.execution._standing import remember_scope
+from invokit.execution._scopes import remember_scope
 from invokit.permissions import request_to_dict
 from invokit.tools import ToolContext
 

@@ -33,7 +33,7 @@ from invokit.execution._outcomes import (
     interrupt_from_dict,
 )
 from invokit.execution._records import completed_data
-from invokit.execution._standing import remember_scope
+from invokit.execution._scopes import remember_scope
 from invokit.tools import ToolContext
 from invokit.tools.internal import ProgressCallback
 
