@@ -108,7 +108,7 @@ class LightSession:
             return status, headers, await self._reader.readexactly(int(headers["content-length"]))
         if headers.get("transfer-encoding", "").lower() != "chunked":
             raise RuntimeError(f"an answer this client cannot delimit: {headers}")
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size = int((await self._reader.readuntil(b"\r\n")).split(b";")[0], 16)
             chunk = await self._reader.readexactly(size + 2)

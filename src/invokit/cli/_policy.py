@@ -110,22 +110,18 @@ def standing_text(rule: StandingRule) -> Text:
 
 async def _explain(
     setup: Setup, name: str, arguments: Any, session: str | None
-) -> tuple[Explanation, list[StandingRule], bool | None]:
+) -> tuple[Explanation, tuple[StandingRule, ...], bool | None]:
     """The explanation with this project's standing rules, the records that matched, and
     whether a session grant of ``session`` covers the call (``None`` without a session)."""
-    from invokit.execution.internal import applicable, explain_with_standing
+    from invokit.execution.internal import explain_with_standing, standing_used
 
     executor = build_executor(setup, audit=False)
     try:
         call = ToolCall(id="explain", name=name, arguments=arguments, session_id=session)
         explanation = await explain_with_standing(executor, call)
-        prepared = executor._lookup(name)
-        assert prepared is not None  # explain_with_standing raised otherwise
-        matched = {m.rule for m in explanation.matches if m.standing}
-        used = [r for r in applicable(executor._always, prepared.spec) if r.rule in matched]
+        spec, used = standing_used(executor, name, explanation)
         covered: bool | None = None
         if session is not None:
-            spec = prepared.spec
             granted = await executor.approvals.has_session_grant(
                 session, spec.name, spec.fingerprint, project=executor.project
             )

@@ -464,8 +464,6 @@ def enable_compose(
         name, tools, sandbox, limits: as for :class:`ComposeTool`.
     """
     compose = ComposeTool(executor, name=name, tools=tools, sandbox=sandbox, limits=limits)
-    executor.registry = executor.registry.merged([compose])
-    executor.registry.subscribe(executor._prepared.clear)
+    executor.registry = executor.registry.merged([compose])  # the executor's plans follow it
     executor.registry.subscribe(compose.forget)
-    executor._prepared.clear()
     return compose

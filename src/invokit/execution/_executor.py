@@ -21,7 +21,7 @@ from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._events import EventSink
 from invokit.execution._guarding import guarded, rewritten
 from invokit.execution._invoke import Deadlines
-from invokit.execution._limits import ArtifactStore, Limits
+from invokit.execution._limits import ArtifactStore, Limits, may_spill
 from invokit.execution._outcomes import Failed, Interrupt, Outcome
 from invokit.execution._prepared import Prepared, prepare
 from invokit.execution._records import (
@@ -109,8 +109,9 @@ class Executor(Reporter):
         base = registry if isinstance(registry, Registry) else ToolRegistry(registry)
         self.limits = limits or Limits()
         self.artifacts: SpillStore = artifacts or ArtifactStore()
-        self.registry: Registry = base
-        if self._may_spill(base) and self.artifacts.reader().name not in base:
+        self._prepared: dict[str, Prepared] = {}
+        self.registry = base
+        if may_spill(self.limits, base) and self.artifacts.reader().name not in base:
             # A page, envelope included, within the executor's own limit: never cut again.
             page = min(20_000, self.limits.output.max_chars)
             self.registry = base.merged([self.artifacts.reader(page)])
@@ -127,13 +128,11 @@ class Executor(Reporter):
         self._after: tuple[Any, ...] = tuple(h for h in self.hooks if hasattr(h, "after_call"))
         self._listen(events, commit_on_return=commit_on_return)
         self.resources = resources
-        self._prepared: dict[str, Prepared] = {}
         self.project = project if project is not None else _standing.default_project(self.policy)
         self._always: tuple[StandingRule, ...] = ()
         # The session grants this executor recorded, by grant id: who gave them and when.
         self._grants: dict[str, Authority] = {}
         self._checkers: tuple[PermissionChecker, ...] = tuple(checkers)
-        self.registry.subscribe(self._prepared.clear)
         self._deadlines = Deadlines()
         self._set_up: dict[int, Tool] = {}
         """Every tool this executor set up, so :meth:`aclose` tears each down."""
@@ -162,15 +161,16 @@ class Executor(Reporter):
         self._policy = policy
         self._prepared.clear()  # plans compiled for the old policy
 
-    def _may_spill(self, registry: Registry) -> bool:
-        if self.limits.output.mode == "spill":
-            return True
-        # declared_output_limit, not spec: building every spec here would undo the
-        # registry's laziness (2.5 s at 1,000 typed tools).
-        return any(
-            (limit := t.declared_output_limit) is not None and limit.mode == "spill"
-            for t in registry
-        )
+    @property
+    def registry(self) -> Registry:
+        """The tools served. Assigning another registry replaces them for every later call."""
+        return self._registry
+
+    @registry.setter
+    def registry(self, registry: Registry) -> None:
+        self._registry = registry
+        self._prepared.clear()  # plans of the old registry's tools
+        registry.subscribe(self._prepared.clear)  # and of this one's, whenever it changes
 
     # -- lookup -----------------------------------------------------------------------
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from invokit._calls import ImagePart, JsonPart, ResourceLink, TextPart, ToolResult
 from invokit._spec import OutputLimit
 from invokit.execution._artifacts import READER_NAME, ArtifactStore, SpillStore
+
+if TYPE_CHECKING:
+    from invokit.tools import Tool
 
 __all__ = [
     "READER_NAME",
@@ -62,6 +66,18 @@ class Limits:
             )
         if self.max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, not {self.max_concurrency!r}")
+
+
+def may_spill(limits: Limits, tools: Iterable[Tool]) -> bool:
+    """Whether a call of one of ``tools`` may spill its output (so the executor serves the
+    spilled pages' reader)."""
+    if limits.output.mode == "spill":
+        return True
+    # declared_output_limit, not spec: building every spec here would undo the
+    # registry's laziness (2.5 s at 1,000 typed tools).
+    return any(
+        (limit := t.declared_output_limit) is not None and limit.mode == "spill" for t in tools
+    )
 
 
 def result_text(result: ToolResult) -> str:

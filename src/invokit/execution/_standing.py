@@ -162,3 +162,17 @@ async def explain_with_standing(ex: Checking, call: ToolCall) -> Explanation:
         if decision is not explanation.decision:
             explanation = replace(explanation, decision=decision, default_used=False)
     return explanation
+
+
+def standing_used(
+    ex: Checking, name: str, explanation: Explanation
+) -> tuple[ToolSpec, tuple[StandingRule, ...]]:
+    """For ``invokit policy explain``: the spec of the tool ``name`` and this project's
+    standing rules for its version among ``explanation``'s matches (an explanation from
+    :func:`explain_with_standing`, which read the rules)."""
+    prepared = ex._lookup(name)
+    if prepared is None:
+        raise KeyError(name)
+    matched = {m.rule for m in explanation.matches if m.standing}
+    used = tuple(r for r in applicable(ex._always, prepared.spec) if r.rule in matched)
+    return prepared.spec, used

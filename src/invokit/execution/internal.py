@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from invokit.execution._limits import READER_NAME, apply_output_limit, output_size
     from invokit.execution._otel_context import current_span_of, outgoing_meta
     from invokit.execution._resolutions import channel_of, resolved_data
-    from invokit.execution._standing import applicable, explain_with_standing
+    from invokit.execution._standing import applicable, explain_with_standing, standing_used
 
 __all__ = [
     "AUDIT_FILE",
@@ -62,6 +62,7 @@ __all__ = [
     "parent_of",
     "reader_for",
     "resolved_data",
+    "standing_used",
     "state_id",
     "text_field",
     "unencodable",
@@ -87,6 +88,7 @@ _WHERE = {
     "earlier": ("_approving", "earlier"),
     "emit_resolved": ("_approving", "emit_resolved"),
     "explain_with_standing": ("_standing", "explain_with_standing"),
+    "standing_used": ("_standing", "standing_used"),
     "not_permitted": ("_approving", "not_permitted"),
     "outgoing_meta": ("_otel_context", "outgoing_meta"),
     "output_size": ("_limits", "output_size"),
