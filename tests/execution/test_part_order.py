@@ -95,7 +95,7 @@ EXECUTOR: dict[str, str | None] = {
     "commit": "recording",
     "_returned": "recording",
     # the wiring, and the doors' accessors
-    **dict.fromkeys(("execute", "resume", "approvals", "policy", "_may_spill"), None),
+    **dict.fromkeys(("execute", "resume", "approvals", "policy", "registry"), None),
 }
 """The methods of ``Executor`` a call enters, and their parts."""
 
