@@ -35,6 +35,7 @@ import invokit.execution
 from invokit import ToolCall, tool
 from invokit.approvals import (
     ApprovalDecision,
+    ApprovalScope,
     ApprovalStore,
     MemoryApprovalStore,
     SqliteApprovalStore,
@@ -280,15 +281,13 @@ async def test_an_asked_call_visits_each_part_once_in_order(
 
 @pytest.mark.parametrize("scope", ["once", "session", "always"])
 async def test_a_resumed_call_applies_the_answer_then_goes_through_the_pipeline(
-    store: ApprovalStore, tmp_path: Path, scope: str
+    store: ApprovalStore, tmp_path: Path, scope: ApprovalScope
 ) -> None:
     """``resume`` is its own entry: the answer is applied (approvals), then the approved
     call goes through lookup → decision → approvals → running once each."""
     executor = _executor(store, tmp_path)
     asked = _asked(await executor.execute(_call("c1", path="a.txt")))
-    outcome, entered = await _traced(
-        lambda: executor.resume(asked.id, approve=True, scope=scope)  # type: ignore[arg-type]
-    )
+    outcome, entered = await _traced(lambda: executor.resume(asked.id, approve=True, scope=scope))
     assert _kind(outcome) is None
     _assert_in_order(entered, resumed=True)
     await executor.aclose()
@@ -296,13 +295,13 @@ async def test_a_resumed_call_applies_the_answer_then_goes_through_the_pipeline(
 
 @pytest.mark.parametrize("scope", ["session", "always"])
 async def test_a_call_under_a_standing_answer_visits_each_part_once_in_order(
-    store: ApprovalStore, tmp_path: Path, scope: str
+    store: ApprovalStore, tmp_path: Path, scope: ApprovalScope
 ) -> None:
     """A session grant or an "always" rule answers the ask: the call is decided (reading
-    the store once) and runs under it, withdrawing nothing it does not have to."""
+    the store once) and runs under it."""
     executor = _executor(store, tmp_path)
     asked = _asked(await executor.execute(_call("c1", path="a.txt")))
-    await executor.resume(asked.id, approve=True, scope=scope)  # type: ignore[arg-type]
+    await executor.resume(asked.id, approve=True, scope=scope)
     outcome, entered = await _traced(lambda: executor.execute(_call("c2", path="a.txt")))
     assert _kind(outcome) is None
     _assert_in_order(entered)

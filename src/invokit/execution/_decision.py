@@ -54,7 +54,8 @@ class Snapshot:
     """Whether the store was read (only for a call the rules ask about); the fields below are
     empty otherwise."""
     earlier: ApprovalRecord | None = None
-    """The newest approval recorded for this call id, session and project (any status)."""
+    """The newest approval recorded for this call id, session and project (any status): the
+    record the approvals part acts on too (it does not read it again)."""
     always: tuple[StandingRule, ...] = ()
     """The "always" rules of this project recorded for this tool version."""
     standing: ToolPolicy | None = None
