@@ -264,3 +264,18 @@ def new_rule(
     return StandingRule.new(
         text, project=project, server=server, fingerprint=fingerprint, created_at=now, by=by
     )
+
+
+async def call_record(
+    store: ApprovalStore, call_id: str, *, session_id: str | None, project: str | None
+) -> ApprovalRecord | None:
+    """The newest approval ``store`` recorded for the call ``call_id`` of ``session_id`` in
+    ``project`` (any status), so it holds across processes; ``None`` when there is none or the
+    store cannot say. The one read of "this call's earlier question": the executor's decision
+    reads it into its snapshot, and its approvals part reads it where no snapshot did."""
+    if type(call_id) is not str:
+        return None
+    try:
+        return await store.find_by_call(call_id, session_id=session_id, project=project)
+    except Exception:  # a store that cannot look up (or a legacy one): ask anew
+        return None

@@ -20,6 +20,7 @@ from invokit.approvals._sqlite import DEFAULT_FILE as APPROVALS_FILE
 from invokit.approvals._standing import check_scope
 from invokit.approvals._store import (
     already_stored,
+    call_record,
     check_rule,
     consume_refusal,
     effective_status,
@@ -38,6 +39,7 @@ __all__ = [
     "LeaseKeeper",
     "already_stored",
     "applies_as_pattern",
+    "call_record",
     "check_rule",
     "check_scope",
     "consume_refusal",

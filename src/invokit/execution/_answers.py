@@ -1,5 +1,5 @@
 """Answers the executor records itself: withdrawing an approval, and the audit record of an
-answer when it is made."""
+answer when it is made; and the approvals part's own read of this call's earlier question."""
 
 from __future__ import annotations
 
@@ -10,8 +10,19 @@ from invokit._calls import ToolCall
 from invokit.exceptions import ApprovalError
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRequest
-    from invokit.execution._doors import Answering
+    from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest
+    from invokit.execution._doors import Answering, InProject
+
+
+async def earlier(ex: InProject, call_id: str, session_id: str | None) -> ApprovalRecord | None:
+    """The newest approval this executor's project recorded for the call ``call_id`` of
+    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
+    there is none or the store cannot say. The approvals part reads it here only where the
+    decision did not (``Snapshot.read``): a call the policy allowed, the settled path, a
+    ``resume``'s caller asking what still waits."""
+    from invokit.approvals.internal import call_record
+
+    return await call_record(ex.approvals, call_id, session_id=session_id, project=ex.project)
 
 
 async def withdraw(ex: Answering, request: ApprovalRequest, why: str) -> None:

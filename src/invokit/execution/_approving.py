@@ -21,11 +21,12 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit._ids import new_id
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError
+from invokit.execution._answers import earlier as earlier
 from invokit.execution._answers import emit_resolved as emit_resolved
 from invokit.execution._answers import withdraw as withdraw
-from invokit.execution._decision import denied_by as denied_by
-from invokit.execution._decision import final_no as final_no
-from invokit.execution._decision import same_call as same_call
+from invokit.execution._asked import denied_by as denied_by
+from invokit.execution._asked import final_no as final_no
+from invokit.execution._asked import same_call as same_call
 from invokit.execution._outcomes import (
     ApprovalRequired,
     Failed,
@@ -37,14 +38,13 @@ from invokit.execution._resuming import decide_request as decide_request
 from invokit.execution._resuming import hold as hold
 from invokit.execution._resuming import not_permitted as not_permitted
 from invokit.execution._resuming import resume_other as resume_other
-from invokit.execution._snapshot import earlier as earlier
-from invokit.execution._standing import remember_scope
+from invokit.execution._scopes import remember_scope
 from invokit.permissions import request_to_dict
 from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRequest, ApprovalStore
-    from invokit.execution._decision import Verdict
+    from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest, ApprovalStore
+    from invokit.execution._decision import Snapshot, Verdict
     from invokit.execution._doors import Answering, Asking
 
 
@@ -56,17 +56,22 @@ async def ask(
     verdict: Verdict,
     ctx: ToolContext,
     start: float,
+    known: Snapshot | None,
 ) -> Outcome:
     """Record an approval request asking exactly the verdict's :class:`Question` (its reason,
     rule, protected class and permission requests: the decision alone says what a person is
     asked); ask the inline approver if there is one (bounded by the request's lifetime), else
     interrupt. A call asked about before under the same id (a framework runs it again on
-    resume) gets its earlier approval back (:func:`rejoin`)."""
+    resume) gets its earlier approval back (:func:`rejoin`). ``known``: what the decision
+    read (its record of this call's earlier question is used, not read again); ``None`` when
+    that may no longer hold (an approval the verdict named could not be used), and the
+    record is read anew."""
     from invokit.approvals import ApprovalRequest
 
     question = verdict.question
     assert question is not None  # every verdict that is acted on by asking carries one
-    again = await rejoin(ex, prepared, call, args, ctx, start)
+    record = await earlier_of(ex, call, known)
+    again = await rejoin(ex, prepared, call, args, ctx, start, record)
     if again is not None:
         return again
     requests = question.requests
@@ -145,12 +150,13 @@ async def rejoin(
     args: dict[str, Any],
     ctx: ToolContext,
     start: float,
+    record: ApprovalRecord | None,
 ) -> Outcome | None:
-    """The call asked about before under this id, session and project, with these arguments:
-    still pending, the same :class:`ApprovalRequired` (the same approval id); approved
-    meanwhile, it runs (consuming the approval, once); denied by a person, the denial. Other
-    arguments under the same id withdraw the earlier approval. ``None``: ask anew."""
-    record = await earlier(ex, call.id, call.session_id)
+    """The call asked about before under this id, session and project (``record``, its
+    newest approval), with these arguments: still pending, the same :class:`ApprovalRequired`
+    (the same approval id); approved meanwhile, it runs (consuming the approval, once); denied
+    by a person, the denial. Other arguments under the same id withdraw the earlier approval.
+    ``None``: ask anew."""
     if record is None:
         return None
     request = record.request
@@ -178,21 +184,39 @@ async def rejoin(
     return None  # used, expired or withdrawn: ask again
 
 
-async def ran_without(ex: Answering, call: ToolCall, used: ApprovalRequest | None = None) -> None:
+async def ran_without(
+    ex: Answering,
+    call: ToolCall,
+    used: ApprovalRequest | None = None,
+    known: Snapshot | None = None,
+) -> None:
     """The call runs without the approval it asked for earlier (the policy came to allow it,
     or a standing grant covers it): that approval, still pending or approved and unused, is
     withdrawn, so a later resume of it cannot run the call a second time. ``used``: the
-    approval this run uses, left alone. A store that can tell in-process that the call never
-    asked (``never_asked``, the memory store) costs no lookup."""
-    never_asked = getattr(ex.approvals, "never_asked", None)
-    if never_asked is not None and type(call.id) is str and never_asked(call.id):
-        return
-    record = await earlier(ex, call.id, call.session_id)
+    approval this run uses, left alone. ``known``: what the decision read; where it read the
+    store, its record of this call's question is the one acted on. A store that can tell
+    in-process that the call never asked (``never_asked``, the memory store) costs no
+    lookup."""
+    if known is None or not known.read:
+        never_asked = getattr(ex.approvals, "never_asked", None)
+        if never_asked is not None and type(call.id) is str and never_asked(call.id):
+            return
+    record = await earlier_of(ex, call, known)
     if record is None or record.status not in ("pending", "approved"):
         return
     if used is not None and record.request.id == used.id:
         return
     await withdraw(ex, record.request, "the call ran without it")
+
+
+async def earlier_of(
+    ex: Answering, call: ToolCall, known: Snapshot | None
+) -> ApprovalRecord | None:
+    """This call's newest approval: the one the decision read into ``known``, else read now
+    (:func:`~invokit.execution._answers.earlier`) where the decision did not read the store."""
+    if known is not None and known.read:
+        return known.earlier
+    return await earlier(ex, call.id, call.session_id)
 
 
 async def use_approval(

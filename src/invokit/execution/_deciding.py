@@ -36,6 +36,9 @@ class Decided:
     requests: tuple[PermissionRequest, ...]
     decision: Decision
     verdict: Verdict
+    snapshot: Snapshot
+    """What the decision read: the approvals part acts on its record of this call's earlier
+    question (``Snapshot.earlier``, when ``Snapshot.read``) instead of reading it again."""
 
 
 async def verdict_of(
@@ -83,7 +86,7 @@ async def decide_step(
         return ex._failed(
             call, start, "denied", denied_message(call.name, decision), data={"rule": decision.rule}
         )
-    return Decided(args, snapshot.requests, decision, verdict)
+    return Decided(args, snapshot.requests, decision, verdict, snapshot)
 
 
 async def validate_and_decide(

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
+from invokit.execution._asked import denied_by, final_no, same_call
 from invokit.execution._authority import Authority, rule_authority
 from invokit.execution._prepared import Prepared
 from invokit.permissions import Decision, PermissionRequest
 from invokit.permissions.internal import RANK
 
 if TYPE_CHECKING:
-    from invokit.approvals import ApprovalDecision, ApprovalRecord, ApprovalRequest, StandingRule
+    from invokit.approvals import ApprovalRecord, ApprovalRequest, StandingRule
     from invokit.permissions import ToolPolicy
 
 DecidedBy = Literal["policy", "no", "always", "session", "approval", "earlier", "pending", "ask"]
@@ -53,7 +54,8 @@ class Snapshot:
     """Whether the store was read (only for a call the rules ask about); the fields below are
     empty otherwise."""
     earlier: ApprovalRecord | None = None
-    """The newest approval recorded for this call id, session and project (any status)."""
+    """The newest approval recorded for this call id, session and project (any status): the
+    record the approvals part acts on too (it does not read it again)."""
     always: tuple[StandingRule, ...] = ()
     """The "always" rules of this project recorded for this tool version."""
     standing: ToolPolicy | None = None
@@ -260,34 +262,3 @@ def _runs_as_approved(record: ApprovalRecord, arguments: dict[str, Any]) -> bool
     them approved other ones: only ``resume`` runs those)."""
     edited = record.decision.arguments if record.decision is not None else None
     return edited is None or canonical_hash(edited) == canonical_hash(arguments)
-
-
-def same_call(record: ApprovalRecord, plan: Prepared, arguments: dict[str, Any]) -> bool:
-    """Whether ``record`` asked about exactly this call: the tool version and arguments."""
-    request = record.request
-    return (
-        request.tool == plan.spec.name
-        and request.spec_fingerprint == plan.spec.fingerprint
-        and request.arguments_hash == canonical_hash(arguments)
-    )
-
-
-def final_no(record: ApprovalRecord) -> bool:
-    """Whether ``record`` holds a person's "no" that still answers its call: denied by
-    someone (a withdrawal by the executor is not an answer: the call may ask again) within
-    the request's lifetime."""
-    decision = record.decision
-    return (
-        record.status == "denied"
-        and decision is not None
-        and decision.by != "executor"
-        and not record.request.expired()
-    )
-
-
-def denied_by(request: ApprovalRequest, decision: ApprovalDecision) -> str:
-    """What the model reads when the request was denied, by a person or withdrawn."""
-    why = decision.reason or "no reason given"
-    if decision.by == "executor":
-        return f"The approval request for this call of {request.tool!r} was withdrawn ({why}); nothing ran."
-    return f"A person denied this call of {request.tool!r}: {why}"

@@ -10,8 +10,9 @@ the one implementation of every door; it wires the parts in the order of docs/ex
 * the decision — :class:`Standing` (``_snapshot``, ``_standing``), :class:`Deciding`
   (``_deciding``), :class:`Checking` (``_checking``, ``explain``);
 * approvals — :class:`Answering` (``_answers``), :class:`Holding` (an interrupt kept in the
-  store), :class:`Asking` (``_approving``, ``_resuming``), :class:`Guarding` (``_guarding``,
-  acting on the verdict);
+  store), :class:`Asking` (``_approving``, ``_resuming``), :class:`Standing` again for
+  ``_scopes`` (a wider approval's grant or rules), :class:`Guarding` (``_guarding``, acting
+  on the verdict);
 * running — :class:`Counting` (``_quotas``), :class:`Hooking` (``_hooks``), :class:`Running`
   (``_running``), :class:`Continuing` (``_children``), :class:`Batching` (``_batch``);
 * recording — :class:`Recording` (``_reporting.Reporter`` implements it).

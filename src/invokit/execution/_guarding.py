@@ -19,6 +19,7 @@ from invokit.tools import ToolContext
 
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRequest
+    from invokit.execution._decision import Snapshot
     from invokit.execution._doors import Guarding
 
 
@@ -39,12 +40,16 @@ async def guarded(
     if isinstance(decided, Failed):
         return decided
     verdict, decision = decided.verdict, decided.decision
+    known: Snapshot | None = decided.snapshot
+    # The approvals part acts on what the decision read (``known``): this call's earlier
+    # question is read from the store once, by the decision when it read the store (an ask),
+    # else by the approvals part itself (``_approving.earlier_of``).
     if approved is not None or (verdict.action == "allow" and verdict.by == "policy"):
         if approved is None and prepared.withdraws and not ex._asked_never(call):
-            await _approving.ran_without(ex, call)
+            await _approving.ran_without(ex, call, None, known)
         return await ex._run(prepared, call, args, ctx, start, approved=approved, decision=decision)
     if verdict.by in ("always", "session"):  # a standing answer: the call runs under it
-        await _approving.ran_without(ex, call)
+        await _approving.ran_without(ex, call, None, known)
         return await ex._run(
             prepared,
             call,
@@ -58,11 +63,12 @@ async def guarded(
     if verdict.by == "approval" and verdict.approval is not None:
         used = await _approving.use_approval(ex, prepared, call, verdict.approval)
         if used is not None:
-            await _approving.ran_without(ex, call, used)
+            await _approving.ran_without(ex, call, used, known)
             return await ex._run(prepared, call, args, ctx, start, approved=used, decision=decision)
+        known = None  # the store changed under what was read: the approvals part reads anew
     # Asked about: this call's own earlier question is joined again (``rejoin``), else
     # a person is asked.
-    return await _approving.ask(ex, prepared, call, args, verdict, ctx, start)
+    return await _approving.ask(ex, prepared, call, args, verdict, ctx, start, known)
 
 
 async def rewritten(
@@ -89,12 +95,13 @@ async def rewritten(
     if asked and not (approved is not None and approved.arguments == current):
         if verdict.by in ("always", "session"):
             authority = verdict.authority
-        elif (
-            verdict.by != "approval"
-            or verdict.approval is None
-            or await _approving.use_approval(ex, prepared, call, verdict.approval) is None
-        ):
-            return await _approving.ask(ex, prepared, call, current, verdict, ctx, start)
+        elif verdict.by != "approval" or verdict.approval is None:
+            return await _approving.ask(
+                ex, prepared, call, current, verdict, ctx, start, checked.snapshot
+            )
+        elif await _approving.use_approval(ex, prepared, call, verdict.approval) is None:
+            # The store changed under what was read: the approvals part reads anew.
+            return await _approving.ask(ex, prepared, call, current, verdict, ctx, start, None)
     return await ex._run(
         prepared,
         call,

@@ -19,8 +19,8 @@ from invokit._calls import ToolCall
 from invokit._canonical import canonical_hash
 from invokit.exceptions import ApprovalAlreadyUsed, ApprovalError, ApprovalExpired
 from invokit.execution._answers import emit_resolved
+from invokit.execution._asked import denied_by
 from invokit.execution._deciding import decide_step, validate_and_decide
-from invokit.execution._decision import denied_by
 from invokit.execution._normalize import value_to_result
 from invokit.execution._outcomes import (
     ApprovalRequired,
@@ -33,7 +33,7 @@ from invokit.execution._outcomes import (
     interrupt_from_dict,
 )
 from invokit.execution._records import completed_data
-from invokit.execution._standing import remember_scope
+from invokit.execution._scopes import remember_scope
 from invokit.tools import ToolContext
 from invokit.tools.internal import ProgressCallback
 

@@ -28,7 +28,7 @@ from invokit.tools.internal import BoundCheck
 if TYPE_CHECKING:
     from invokit.approvals import ApprovalRecord, SessionGrant, StandingRule
     from invokit.execution._authority import Authority
-    from invokit.execution._doors import InProject, Standing
+    from invokit.execution._doors import Standing
     from invokit.permissions import ToolPolicy
 
 _ASKING: dict[str, ToolSpec] = {}
@@ -81,12 +81,23 @@ async def read_store(
     snapshot: Snapshot,
     decision: Decision,
 ) -> Snapshot:
-    """``snapshot`` with what the store knows about this asked-about call: this call's newest
-    approval, the "always" rules of this project for this tool version, a session grant and an
-    approval given elsewhere for exactly this call. A store that cannot say counts as knowing
-    nothing (the call is asked about)."""
+    """``snapshot`` with what the store knows about this asked-about call: the "always" rules
+    of this project for this tool version, a session grant, an approval given elsewhere for
+    exactly this call and this call's newest approval. A store that cannot say counts as
+    knowing nothing (the call is asked about).
+
+    This call's newest approval is read once, here, and last: the approvals part acts on this
+    record (``Decided.snapshot``: rejoin the question, or withdraw it when the call runs
+    without it) and does not read it again. Nothing awaits between this read and the act on
+    it (an ``ask`` stores its question next), so within one process no other call can ask
+    under the same id in between. Across replicas nothing makes read-then-ask atomic, and a
+    second read never did: two replicas asking for one call id at once each store a question,
+    the stores keep both (``find_by_call`` returns the newest, which later retries rejoin), and
+    each is bound to exactly that call and single-use, so neither runs it without a person's
+    "yes" to it."""
+    from invokit.approvals.internal import call_record
+
     spec = prepared.spec
-    record = await earlier(ex, call.id, call.session_id)
     always: tuple[StandingRule, ...] = ()
     standing: ToolPolicy | None = None
     grant = None
@@ -110,6 +121,9 @@ async def read_store(
             approved = await ex.approvals.get(found.id)
     except ApprovalError:
         pass  # what was read so far stands; the rest is unknown
+    record = await call_record(
+        ex.approvals, call.id, session_id=call.session_id, project=ex.project
+    )
     return replace(
         snapshot,
         read=True,
@@ -119,18 +133,6 @@ async def read_store(
         grant=grant,
         approved=approved,
     )
-
-
-async def earlier(ex: InProject, call_id: str, session_id: str | None) -> ApprovalRecord | None:
-    """The newest approval this executor's project recorded for the call ``call_id`` of
-    ``session_id`` (any status), from the store, so it holds across processes; ``None`` when
-    there is none or the store cannot say."""
-    if type(call_id) is not str:
-        return None
-    try:
-        return await ex.approvals.find_by_call(call_id, session_id=session_id, project=ex.project)
-    except Exception:  # a store that cannot look up (or a legacy one): ask anew
-        return None
 
 
 def _grant_authority(ex: Standing, grant: SessionGrant) -> Authority:
