@@ -541,12 +541,15 @@ async def test_edit_of_ten_thousand_lines_returns_a_bounded_diff(
 
 
 def _line_matchers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The lines (old and new together) of each line-matching diff made from now on."""
+    """The lines (old and new together) of each line-matching diff made from now on; one
+    over the bound is refused as well as recorded, so the quadratic match never runs here."""
     sizes: list[int] = []
 
     class Counted(difflib.SequenceMatcher[str]):
         def set_seqs(self, a: Any, b: Any) -> None:
             sizes.append(len(a) + len(b))
+            if sizes[-1] > MAX_DIFF_LINES + 4 * _writing._CONTEXT:
+                raise AssertionError(f"a line-matching diff of {sizes[-1]} lines")
             super().set_seqs(a, b)
 
     monkeypatch.setattr(difflib, "SequenceMatcher", Counted)
