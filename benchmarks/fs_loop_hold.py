@@ -1,6 +1,6 @@
 """How long the filesystem tools' hostile inputs hold the event loop, in CPU time.
 
-The tests (tests/builtin/filesystem/test_bounded.py) check the properties that bound the cost:
+The tests (tests/builtin/filesystem/test_bounded*.py) check the properties that bound the cost:
 no search pattern compiled in the server, the matching process alive while the loop serves
 another task and killed at the timeout, glob expressions that cannot backtrack, work refused
 before it is built. This measures what the loop's thread is left with on this machine: for each
