@@ -95,7 +95,8 @@ async def test_a_pattern_ripgrep_cannot_compile_backtracks_outside_the_server(
 ) -> None:
     """``\\N{...}`` is Python's alone: neither of ripgrep's engines compiles it, so the search
     falls back to the Python engine, which still runs in its own process: the catastrophic
-    pattern ends at the timeout, the loop keeps ticking, and no matching process is left."""
+    pattern ends at the timeout, the loop serves another task while it runs, and no matching
+    process is left."""
     (tmp_path / "x.txt").write_text("x" * 40 + "\n")
     fs = filesystem(tmp_path)  # engine "auto": ripgrep first
     pattern = r"(x+x+)+y\N{LATIN SMALL LETTER A}"
