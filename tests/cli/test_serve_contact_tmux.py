@@ -130,8 +130,8 @@ def test_a_busy_port_in_a_terminal_is_one_line(terminal: Terminal) -> None:
 @pytest.mark.skipif(MAKE is None, reason="make is not installed")
 def test_closing_the_terminal_stops_the_server_under_make(terminal: Terminal) -> None:
     """Killing the tmux session that runs the server through `make` (as `make serve` does:
-    only make, the session leader, is sent SIGHUP) stops the server and frees its port
-    within a few seconds."""
+    only make, the session leader, is sent SIGHUP) stops the server and frees its port (a
+    30 s deadline bounds a hang, not a speed)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -142,7 +142,7 @@ def test_closing_the_terminal_stops_the_server_under_make(terminal: Terminal) ->
     pane.wait_for(URL)
     assert _listening(port)
     pane.tmux("kill-session", "-t", "serve")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while _listening(port) and time.monotonic() < deadline:
         time.sleep(0.1)
     held = _listening(port)

@@ -21,7 +21,7 @@ def event(call_id: str = "c1", type_: str = "received", **data: object) -> Event
     return Event(type=type_, call_id=call_id, tool="fs.write", time=time.time(), data=dict(data))  # type: ignore[arg-type]
 
 
-def wait_for(condition: object, timeout: float = 5.0) -> None:
+def wait_for(condition: object, timeout: float = 30.0) -> None:
     """Poll ``condition()`` until it is true or the timeout passes."""
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]

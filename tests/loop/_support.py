@@ -31,7 +31,7 @@ def notebook(path: Path) -> Tool:
 
 def rendezvous() -> Tool:
     """A read-only tool whose calls finish only when called in parallel: each call marks its
-    side as arrived and waits (at most two seconds) for the other side."""
+    side as arrived and waits (at most 30 seconds, a bound on a hang) for the other side."""
     arrived = {"left": anyio.Event(), "right": anyio.Event()}
 
     @tool(read_only=True)
@@ -39,7 +39,7 @@ def rendezvous() -> Tool:
         """Arrive at one side and wait for the other."""
         arrived[side].set()
         other = "right" if side == "left" else "left"
-        with anyio.fail_after(2):
+        with anyio.fail_after(30):
             await arrived[other].wait()
         return f"{side} met {other}"
 

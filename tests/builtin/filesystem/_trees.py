@@ -9,7 +9,9 @@ from typing import Any
 
 import anyio
 
-from invokit import ToolContext
+from invokit import ToolCall, ToolContext
+from invokit.execution import Completed, Executor, Failed, Limits
+from invokit.permissions import Policy
 from invokit.registry import Registry
 
 SECRET = "TOP-SECRET-OUTSIDE"
@@ -51,6 +53,15 @@ async def call(registry: Registry, name: str, **arguments: Any) -> Any:
     """Validate ``arguments`` and invoke the tool directly (no executor)."""
     tool = registry[name]
     return await tool.invoke(tool.validate(arguments), ToolContext(call_id="t", tool_name=name))
+
+
+async def execute(registry: Registry, name: str, *, seconds: float = 60.0, **args: Any) -> Any:
+    """Run the tool through an executor allowing ``fs.*`` with a ``seconds`` timeout; the
+    result, failed or not."""
+    executor = Executor(registry, limits=Limits(timeout=seconds), policy=Policy(allow=["fs.*"]))
+    outcome = await executor.execute(ToolCall(id="c1", name=name, arguments=args))
+    assert isinstance(outcome, Completed | Failed)
+    return outcome.result
 
 
 def run(registry: Registry, name: str, **arguments: Any) -> Any:
