@@ -52,7 +52,7 @@ DOORS: dict[str, set[str]] = {
 }
 """What each door lets its part touch. A part that needs more says so here, on purpose."""
 
-DOORS["Guarding"] = DOORS["Asking"] | {"_asked_never"}
+DOORS["Guarding"] = DOORS["Asking"] | {"_asked_never", "_same_call"}
 
 
 def _members(door: type) -> set[str]:
@@ -88,7 +88,9 @@ def test_each_door_declares_only_what_its_part_uses(door: str) -> None:
     """Each door declares exactly the members its part uses, and none has grown wide."""
     members = _members(getattr(_doors, door))
     assert members == DOORS[door]
-    assert len(members) <= 22
+    # Guarding, the widest, is Asking and two more: whether a call never asked, and the
+    # turns executions of one call take (_same_call).
+    assert len(members) <= 23
 
 
 def _parts() -> list[Path]:

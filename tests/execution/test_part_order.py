@@ -84,8 +84,10 @@ MODULES: dict[str, str | None] = {
     **dict.fromkeys(("_outcomes", "_authority", "_asked", "_doors", "_closing"), None),
     **dict.fromkeys(("_state_location", "__init__", "internal"), None),
     # ``_guarding`` wires the decision to the part that acts on it, as ``execute`` wires
-    # lookup to the decision: it is the pipeline, not a part.
+    # lookup to the decision: it is the pipeline, not a part; so are the turns executions of
+    # one call take there (``_same_call``).
     "_guarding": None,
+    "_same_call": None,
 }
 """Each module of ``execution/`` (but ``_executor``, whose methods are mapped one by one)
 and its part; ``None``: wiring, values and doors, which are no visit."""

@@ -182,14 +182,19 @@ async def test_a_lost_listening_connection_does_not_hang_the_waiter(
     with anyio.fail_after(60):  # only the decision can end an hour's wait within a minute
         async with anyio.create_task_group() as group:
             group.start_soon(wait)
-            await anyio.sleep(0.3)
             with psycopg.connect(postgres_url, autocommit=True) as admin:
-                ended = admin.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE query LIKE 'LISTEN %%' AND pid <> pg_backend_pid()"
-                ).fetchall()
+                # Once the waiter listens (an event, not a sleep: a loaded machine may take a
+                # while), end its listening connection.
+                ended: list[tuple[bool]] = []
+                with anyio.fail_after(30):
+                    while not ended:
+                        ended = admin.execute(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE query LIKE 'LISTEN %%' AND pid <> pg_backend_pid()"
+                        ).fetchall()
+                        await anyio.sleep(0.05)
             assert ended == [(True,)]
-            await anyio.sleep(0.3)
+            await anyio.sleep(0.3)  # a decision before it listens again is read on reconnect
             await deciding.resolve(request.id, ApprovalDecision.deny("no"))
     assert result == ["denied"]
     await store.close()

@@ -171,7 +171,16 @@ async def rejoin(
         answer = await ask_approver(ex, request, start)
         if isinstance(answer, Failed):
             return answer
-        return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+        try:
+            return await decide_request(ex, request.id, answer, ctx=ctx, start=start)
+        except ApprovalAlreadyUsed:  # another execution of this call used it: it ran there
+            return ex._failed(
+                call,
+                start,
+                "approval_used",
+                f"Approval request {request.id} was used by another execution of this same "
+                f"call (id {call.id!r}), which ran it; it did not run again here.",
+            )
     if record.status == "approved":
         emit_resolved(ex, call, request, record.decision, consumed=True)
         try:

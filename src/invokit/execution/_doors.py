@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from invokit.execution._outcomes import Failed, Interrupt, Interrupted, Outcome
     from invokit.execution._prepared import Prepared
     from invokit.execution._recording import Record
+    from invokit.execution._same_call import SameCall
     from invokit.permissions import Decision, PermissionChecker, Policy
     from invokit.tools import Tool, ToolContext
     from invokit.tools.internal import ProgressCallback
@@ -150,6 +151,9 @@ class Asking(Deciding, Answering, Holding, Lookup, Protocol):
 
 class Guarding(Asking, Protocol):
     """Acting on a verdict: run, refuse, run under a standing answer, or ask."""
+
+    _same_call: SameCall
+    """Executions of one call take turns."""
 
     def _asked_never(self, call: ToolCall) -> bool: ...
 

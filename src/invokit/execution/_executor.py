@@ -35,6 +35,7 @@ from invokit.execution._records import (
 from invokit.execution._reporting import Reporter
 from invokit.execution._resuming import answer_of, hold, interrupt_id
 from invokit.execution._running import run
+from invokit.execution._same_call import SameCall
 from invokit.execution._state_location import check_state_location
 from invokit.registry import Registry, ToolRegistry
 from invokit.tools import Progress, Tool, ToolContext
@@ -133,6 +134,7 @@ class Executor(Reporter):
         # The session grants this executor recorded, by grant id: who gave them and when.
         self._grants: dict[str, Authority] = {}
         self._checkers: tuple[PermissionChecker, ...] = tuple(checkers)
+        self._same_call = SameCall()  # executions of one call take turns (_guarding)
         self._deadlines = Deadlines()
         self._set_up: dict[int, Tool] = {}
         """Every tool this executor set up, so :meth:`aclose` tears each down."""

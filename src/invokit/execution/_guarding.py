@@ -35,7 +35,23 @@ async def guarded(
 ) -> Outcome:
     """The verdict on ``args`` (``_decision.decide``), acted on: run, refuse, run under a
     standing answer or an approval given elsewhere, or ask. ``approved`` is the request a
-    person approved for exactly these arguments, if any."""
+    person approved for exactly these arguments, if any. Executions of the same call at once
+    take turns (``_same_call``): each decides on what the one before it left."""
+    if type(call.id) is str:
+        async with ex._same_call.turn(call):
+            return await _guarded(ex, prepared, call, args, ctx, start, approved)
+    return await _guarded(ex, prepared, call, args, ctx, start, approved)
+
+
+async def _guarded(
+    ex: Guarding,
+    prepared: Prepared,
+    call: ToolCall,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    start: float,
+    approved: ApprovalRequest | None,
+) -> Outcome:
     decided = await decide_step(ex, prepared, call, args, ctx, start)
     if isinstance(decided, Failed):
         return decided

@@ -88,13 +88,12 @@ async def read_store(
 
     This call's newest approval is read once, here, and last: the approvals part acts on this
     record (``Decided.snapshot``: rejoin the question, or withdraw it when the call runs
-    without it) and does not read it again. Nothing awaits between this read and the act on
-    it (an ``ask`` stores its question next), so within one process no other call can ask
-    under the same id in between. Across replicas nothing makes read-then-ask atomic, and a
-    second read never did: two replicas asking for one call id at once each store a question,
-    the stores keep both (``find_by_call`` returns the newest, which later retries rejoin), and
-    each is bound to exactly that call and single-use, so neither runs it without a person's
-    "yes" to it."""
+    without it) and does not read it again. Within one executor, executions of the same call
+    take turns (``_same_call``), so no other asks under the same id between this read and the
+    act on it. Across replicas nothing makes read-then-ask atomic: two replicas asking for one
+    call id at once each store a question, the stores keep both (``find_by_call`` returns the
+    newest, which later retries rejoin), and each is bound to exactly that call and
+    single-use, so neither runs it without a person's "yes" to it."""
     from invokit.approvals.internal import call_record
 
     spec = prepared.spec
