@@ -37,10 +37,15 @@ async def guarded(
     standing answer or an approval given elsewhere, or ask. ``approved`` is the request a
     person approved for exactly these arguments, if any. Executions of the same call at once
     take turns (``_same_call``): each decides on what the one before it left."""
-    if type(call.id) is str:
-        async with ex._same_call.turn(call):
+    if type(call.id) is not str:
+        return await _guarded(ex, prepared, call, args, ctx, start, approved)
+    key = (call.id, call.session_id)
+    turns = ex._same_call
+    try:
+        async with turns.enter(key):
             return await _guarded(ex, prepared, call, args, ctx, start, approved)
-    return await _guarded(ex, prepared, call, args, ctx, start, approved)
+    finally:
+        turns.leave(key)
 
 
 async def _guarded(

@@ -11,38 +11,34 @@ first go on and the others wait their turn, so each decides on what the one befo
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
-
-from invokit._calls import ToolCall
 
 
 class SameCall:
     """The executions of each call under way in this executor: the first goes on at once, a
-    concurrent one of the same call waits until it is done."""
+    concurrent one of the same call waits until it is done. ``enter`` gives the lock to hold
+    (``async with``) and ``leave`` must follow, whatever happens (plain methods, not a context
+    manager: a served call pays for this on every call)."""
 
     __slots__ = ("_locks",)
 
     def __init__(self) -> None:
-        self._locks: dict[tuple[str, str | None], tuple[Any, list[int]]] = {}
+        self._locks: dict[tuple[str, str | None], list[Any]] = {}
 
-    @asynccontextmanager
-    async def turn(self, call: ToolCall) -> AsyncIterator[None]:
-        """Hold the turn of ``call`` (by id and session) while the block runs."""
-        key = (call.id, call.session_id)
+    def enter(self, key: tuple[str, str | None]) -> Any:
+        """The lock of the call ``key`` (id, session), counted as in use until ``leave``."""
         held = self._locks.get(key)
         if held is None:
-            held = self._locks[key] = (_lock(), [0])
-        lock, users = held
-        users[0] += 1
-        try:
-            async with lock:
-                yield
-        finally:
-            users[0] -= 1
-            if not users[0]:
-                del self._locks[key]
+            held = self._locks[key] = [_lock(), 0]
+        held[1] += 1
+        return held[0]
+
+    def leave(self, key: tuple[str, str | None]) -> None:
+        """One use of the call's lock ended; the last drops it."""
+        held = self._locks[key]
+        held[1] -= 1
+        if not held[1]:
+            del self._locks[key]
 
 
 def _lock() -> Any:
