@@ -88,6 +88,8 @@ MODULES: dict[str, str | None] = {
     # one call take there (``_same_call``).
     "_guarding": None,
     "_same_call": None,
+    # The executor's assignable store, policy and tools (accessors: no visit).
+    "_bindings": None,
 }
 """Each module of ``execution/`` (but ``_executor``, whose methods are mapped one by one)
 and its part; ``None``: wiring, values and doors, which are no visit."""

@@ -17,6 +17,7 @@ from invokit.exceptions import ArgumentsError
 from invokit.execution import _approving, _resuming, _standing
 from invokit.execution._artifacts import SpillStore
 from invokit.execution._authority import Authority
+from invokit.execution._bindings import Bindings
 from invokit.execution._children import PARENT, continue_parent
 from invokit.execution._events import EventSink
 from invokit.execution._guarding import guarded, rewritten
@@ -57,7 +58,7 @@ Approver = Callable[["ApprovalRequest"], Awaitable["ApprovalDecision | bool"]]
 ``False`` (deny)."""
 
 
-class Executor(Reporter):
+class Executor(Bindings, Reporter):
     """Runs tool calls through the guarded pipeline.
 
     Args:
@@ -138,41 +139,6 @@ class Executor(Reporter):
         self._deadlines = Deadlines()
         self._set_up: dict[int, Tool] = {}
         """Every tool this executor set up, so :meth:`aclose` tears each down."""
-
-    @property
-    def approvals(self) -> ApprovalStore:
-        """Where approval requests live. Assigning another store replaces it for every later
-        call."""
-        return self._approvals
-
-    @approvals.setter
-    def approvals(self, store: ApprovalStore) -> None:
-        self._approvals = store
-        # A store that tells in-process that a call never asked (the memory store) spares an
-        # allowed call the lookup of an earlier approval to withdraw; settled with the store.
-        self._never_asked: Callable[[str], bool] | None = getattr(store, "never_asked", None)
-
-    @property
-    def policy(self) -> Policy:
-        """The policy in force. Assigning another one replaces it for every later decision,
-        a resume of a call asked about earlier included (the project stays as it was)."""
-        return self._policy
-
-    @policy.setter
-    def policy(self, policy: Policy) -> None:
-        self._policy = policy
-        self._prepared.clear()  # plans compiled for the old policy
-
-    @property
-    def registry(self) -> Registry:
-        """The tools served. Assigning another registry replaces them for every later call."""
-        return self._registry
-
-    @registry.setter
-    def registry(self, registry: Registry) -> None:
-        self._registry = registry
-        self._prepared.clear()  # plans of the old registry's tools
-        registry.subscribe(self._prepared.clear)  # and of this one's, whenever it changes
 
     # -- lookup -----------------------------------------------------------------------
 
