@@ -16,6 +16,7 @@ from invokit import Completed, Executor, Failed, Policy, ToolCall
 from invokit.mcp import MCPToolset, PinStore
 from invokit.mcp._pins import PinStore as Pins
 from invokit.mcp._stdio_client import _parse, _parse_in_pieces
+from tests._turns import Beside
 
 pytestmark = pytest.mark.anyio
 
@@ -57,28 +58,18 @@ async def test_a_large_listing_pins_every_tool_in_one_write(tmp_path: Path) -> N
         pins=pins,
         connect_timeout=30,
     )
-    turns = 0
-    connected = anyio.Event()
-
-    async def other_task() -> None:
-        # Another task on the loop, yielding at every turn (no timer): it counts the turns the
-        # loop gave it before the connection was made.
-        nonlocal turns
-        while not connected.is_set():
-            turns += 1
-            await anyio.lowlevel.checkpoint()
-
+    other = Beside()  # counts the turns the loop gave it before the connection was made
     async with anyio.create_task_group() as group:
-        group.start_soon(other_task)
+        group.start_soon(other.run)
         async with toolset:
-            connected.set()
+            other.stop()
             assert len(toolset.names()) == 1501
     assert CountingPins.writes == 1
     saved = json.loads((tmp_path / "pins.json").read_text())
     assert len(saved["raw"]) == 1501
     # Its first turn can come at the connection's first wait; a second one means the loop
     # served it again while the 1,501 tools were read, converted and pinned.
-    assert turns >= 2
+    assert other.turns >= 2
 
 
 async def test_a_large_listing_is_checked_a_batch_at_a_time_with_the_loop_served_between(
@@ -94,7 +85,7 @@ async def test_a_large_listing_is_checked_a_batch_at_a_time_with_the_loop_served
 
     from invokit.mcp._listing import BATCH
 
-    turns = 0
+    other = Beside()
     checked: list[tuple[int, int]] = []  # (tools in the part, the other task's turns by then)
     check = methods.validate_server_result
 
@@ -102,7 +93,7 @@ async def test_a_large_listing_is_checked_a_batch_at_a_time_with_the_loop_served
         if method == "tools/list":
             listed = part["tools"]
             assert isinstance(listed, list)
-            checked.append((len(listed), turns))
+            checked.append((len(listed), other.turns))
         return check(method, version, part)
 
     monkeypatch.setattr(methods, "validate_server_result", counted)
@@ -114,18 +105,10 @@ async def test_a_large_listing_is_checked_a_batch_at_a_time_with_the_loop_served
         pins=PinStore(tmp_path / "pins.json"),
         connect_timeout=60,
     )
-    connected = anyio.Event()
-
-    async def other_task() -> None:
-        nonlocal turns
-        while not connected.is_set():
-            turns += 1
-            await anyio.lowlevel.checkpoint()
-
     async with anyio.create_task_group() as group:
-        group.start_soon(other_task)
+        group.start_soon(other.run)
         async with toolset:
-            connected.set()
+            other.stop()
             assert len(toolset.names()) == 6001
     assert sum(size for size, _ in checked) == 6001
     assert len(checked) == -(-6001 // BATCH)

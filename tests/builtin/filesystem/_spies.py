@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import anyio
-import anyio.lowlevel
 import pytest
+
+from tests._turns import Beside
 
 T = TypeVar("T")
 
@@ -46,23 +47,14 @@ async def while_served(
 ) -> Served[T]:
     """Await ``work()`` with another task beside it that yields at every turn (no timer) and
     counts the turns the loop gives it, and those on which ``watch()`` is true."""
-    done = False
-    turns = watched = 0
-
-    async def beside() -> None:
-        nonlocal turns, watched
-        while not done:
-            turns += 1
-            watched += watch()
-            await anyio.lowlevel.checkpoint()
-
+    other = Beside(watch)
     async with anyio.create_task_group() as group:
-        group.start_soon(beside)
+        group.start_soon(other.run)
         try:
             value = await work()
         finally:
-            done = True
-    return Served(value=value, turns=turns, watched=watched)
+            other.stop()
+    return Served(value=value, turns=other.turns, watched=other.watched)
 
 
 # -- processes ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from invokit.builtin.http._html import html_to_text
 from invokit.exceptions import ToolFailed
 from invokit.execution import Executor
 from invokit.permissions import Policy
+from tests._turns import Beside
 from tests.builtin.http.server import RecordingServer, Reply
 
 pytestmark = pytest.mark.anyio
@@ -108,29 +109,23 @@ async def test_a_page_is_rendered_off_the_event_loop(
     """A large adversarial page is converted in a worker thread while the event loop keeps
     serving other tasks (another task, yielding at every turn, gets turns during the
     conversion: a count of turns, no timer)."""
-    ticks = 0
+    other = Beside()
     seen: list[tuple[int, int, bool]] = []
     convert = html_to_text
 
     def watched(html: str, **options: Any) -> Any:
-        before = ticks
+        before = other.turns
         page = convert(html, **options)
-        seen.append((before, ticks, threading.current_thread() is threading.main_thread()))
+        seen.append((before, other.turns, threading.current_thread() is threading.main_thread()))
         return page
 
     monkeypatch.setattr(_content, "html_to_text", watched)
     victim.route("/", Reply(body=b"<br><div><a href=x>t</a>" * 40_000, headers=HTML))
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await anyio.lowlevel.checkpoint()
-
     async with anyio.create_task_group() as group:
-        group.start_soon(ticker)
+        group.start_soon(other.run)
         result = await _fetch(_executor(max_bytes=2_000_000), url=victim.url())
-        group.cancel_scope.cancel()
+        other.stop()
     assert not result.is_error, result.text
     [(before, after, on_main)] = seen
     assert not on_main
