@@ -195,8 +195,11 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[str]:
-    """The server running over streamable HTTP; yields its URL."""
+async def http_server(
+    who: Contender, root: Path, state: Path, *, startup: float = 60.0, stopping: float = 15.0
+) -> AsyncIterator[tuple[str, int]]:
+    """The server running over streamable HTTP (ready within ``startup`` seconds, ended within
+    ``stopping``); yields its URL and process id."""
     log = state / f"http-{who.tool}-{time.monotonic_ns()}.log"
     argv = who.argv("http")
     port = free_port()
@@ -211,7 +214,7 @@ async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[
             argv, cwd=root, env=environment(state, who), stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + startup
             while not url:
                 for line in log.read_text().splitlines():
                     if line.startswith("{") and json.loads(line).get("event") == "ready":
@@ -227,11 +230,11 @@ async def http_server(who: Contender, root: Path, state: Path) -> AsyncIterator[
                     if time.monotonic() > deadline or process.poll() is not None:
                         raise RuntimeError(log.read_text()[-2000:]) from None
                     await anyio.sleep(0.05)
-            yield url
+            yield url, process.pid
         finally:
             process.terminate()
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=stopping)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
@@ -366,7 +369,7 @@ async def bench_http(root: Path, state: Path, rounds: int, calls: int, clients: 
             for index in range(rounds):
                 order = everyone if index % 2 == 0 else everyone[::-1]
                 for who in order:
-                    async with http_server(who, root, state) as url:
+                    async with http_server(who, root, state) as (url, _):
                         runs[who.name].append(await http_run(url, who.tool, sessions, per, client))
             report_http(client, sessions, per, rounds, runs)
 

@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from _light_client import LightSession, LightStdio
-from bench_serve import free_port, make_project
+from bench_serve import Contender, environment, http_server, make_project
 
 WARM = 30
 
@@ -60,8 +57,15 @@ def _instructions(out: Path) -> int:
     return int(found.group(1))
 
 
-def _env(state: Path) -> dict[str, str]:
-    return {**os.environ, "INVOKIT_STATE_DIR": str(state), "COLUMNS": "120", "PYTHONHASHSEED": "0"}
+def _server(venv: Path, out: Path) -> Contender:
+    """The venv's ``invokit serve`` under callgrind, for either transport."""
+    python, invokit = venv / "bin" / "python", venv / "bin" / "invokit"
+    return Contender(
+        name=str(venv),
+        tool="fs.read",
+        argv=lambda t: [*_callgrind(out), str(python), str(invokit), "serve", f"--{t}", "--no-ask"],
+        env={"PYTHONHASHSEED": "0"},
+    )
 
 
 async def _measure(calls: int, client: LightStdio | LightSession, pid: int, out: Path) -> float:
@@ -76,42 +80,18 @@ async def _measure(calls: int, client: LightStdio | LightSession, pid: int, out:
 
 async def stdio(venv: Path, root: Path, state: Path, calls: int, out: Path) -> float:
     """Instructions a call of the venv's ``invokit serve --stdio``."""
-    python, invokit = venv / "bin" / "python", venv / "bin" / "invokit"
-    argv = [*_callgrind(out), str(python), str(invokit), "serve", "--stdio", "--no-ask"]
-    async with LightStdio(argv, env=_env(state), cwd=str(root)) as client:
+    who = _server(venv, out)
+    async with LightStdio(who.argv("stdio"), env=environment(state, who), cwd=str(root)) as client:
         assert client._process is not None
         return await _measure(calls, client, client._process.pid, out)
 
 
 async def http(venv: Path, root: Path, state: Path, calls: int, out: Path) -> float:
     """Instructions a call of the venv's ``invokit serve --http`` (auth off: the serve token)."""
-    python, invokit = venv / "bin" / "python", venv / "bin" / "invokit"
-    port = free_port()
-    argv = [*_callgrind(out), str(python), str(invokit), "serve", "--http", "--no-ask"]
-    argv += ["--port", str(port), "--json"]
-    log = out.with_suffix(".stdout")
-    with log.open("w") as printed:
-        process = subprocess.Popen(  # noqa: ASYNC220 (set-up, not measured)
-            argv, cwd=root, env=_env(state), stdout=printed, stderr=subprocess.STDOUT
-        )
-    try:
-        url, deadline = "", time.monotonic() + 600
-        while not url:
-            for line in log.read_text().splitlines():
-                if line.startswith("{") and json.loads(line).get("event") == "ready":
-                    url = json.loads(line)["url"]
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(log.read_text()[-2000:])
-            await asyncio.sleep(0.2)
-        async with LightSession(url) as client:
-            return await _measure(calls, client, process.pid, out)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    # Under callgrind the server starts and stops tens of times slower.
+    served = http_server(_server(venv, out), root, state, startup=600, stopping=120)
+    async with served as (url, pid), LightSession(url) as client:
+        return await _measure(calls, client, pid, out)
 
 
 async def main() -> None:
